@@ -1,0 +1,93 @@
+"""posviz: see how a Transformer knows where a token is.
+
+The compute core of the posviz app, usable from a notebook or a script without Streamlit. Every function is
+vectorised numpy in float64, states its formula and its source in its docstring, and raises ``ValueError``
+with a readable sentence on bad input.
+
+Encodings
+    sinusoidal, sinusoidal_frequencies, shift_matrix     Vaswani et al. 2017
+    learned_init, sin_init, lookup                       BERT / GPT-2 learned tables, sinusoidal-initialised
+    rope_inv_freq, apply_rope, rope_cos_sin,             RoPE (Su et al. 2021) and its context-extension
+    rope_scores, interleaved_to_half, ROPE_TYPES         scalings (linear, dynamic, yarn, longrope, llama3)
+    alibi_slopes, alibi_bias                             ALiBi (Press et al. 2022)
+    t5_relative_bucket, t5_bucket_matrix,                relative positions: T5 (Raffel et al. 2020) and
+    shaw_relative_index                                  Shaw et al. 2018
+    xlnet_masks, factorisation_rank                      XLNet two-stream attention (Yang et al. 2019)
+
+Analysis (any (positions, dims) table)
+    cosine_similarity_matrix, offset_profile, project, position_probe, row_norms
+
+Registry
+    FAMILIES, family(key): every family's name, summary, parameters and capabilities.
+
+Example::
+
+    >>> import posviz
+    >>> pe = posviz.sinusoidal(128, 64)
+    >>> posviz.offset_profile(pe).mean_cosine[:3].round(3)
+    array([1.   , 0.966, 0.884])
+"""
+
+from .analysis import (
+    MAX_SIMILARITY_POSITIONS,
+    OffsetProfile,
+    cosine_similarity_matrix,
+    offset_profile,
+    position_probe,
+    project,
+    row_norms,
+)
+from .encodings._checks import MAX_DIM, MAX_POSITIONS
+from .encodings.alibi import alibi_bias, alibi_slopes
+from .encodings.learned import learned_init, lookup, sin_init
+from .encodings.registry import FAMILIES, Family, Param, family
+from .encodings.relative import shaw_relative_index, t5_bucket_matrix, t5_relative_bucket
+from .encodings.rope import (
+    ROPE_TYPES,
+    apply_rope,
+    interleaved_to_half,
+    normalize_scaling,
+    rope_cos_sin,
+    rope_inv_freq,
+    rope_scores,
+)
+from .encodings.sinusoidal import shift_matrix, sinusoidal, sinusoidal_frequencies
+from .encodings.xlnet import factorisation_rank, xlnet_masks
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "FAMILIES",
+    "MAX_DIM",
+    "MAX_POSITIONS",
+    "MAX_SIMILARITY_POSITIONS",
+    "ROPE_TYPES",
+    "Family",
+    "OffsetProfile",
+    "Param",
+    "alibi_bias",
+    "alibi_slopes",
+    "apply_rope",
+    "cosine_similarity_matrix",
+    "factorisation_rank",
+    "family",
+    "interleaved_to_half",
+    "learned_init",
+    "lookup",
+    "normalize_scaling",
+    "offset_profile",
+    "position_probe",
+    "project",
+    "rope_cos_sin",
+    "rope_inv_freq",
+    "rope_scores",
+    "row_norms",
+    "shaw_relative_index",
+    "shift_matrix",
+    "sin_init",
+    "sinusoidal",
+    "sinusoidal_frequencies",
+    "t5_bucket_matrix",
+    "t5_relative_bucket",
+    "xlnet_masks",
+]

@@ -1,0 +1,323 @@
+"""Rotary position embedding (RoPE; Su et al., 2021, "RoFormer: Enhanced Transformer with Rotary Position
+Embedding") and its context-extension scalings.
+
+RoPE splits a query or key of size d into d/2 pairs and turns pair i by the angle m * theta_i at position m,
+
+    theta_i = base^(-2i / d),   i = 0 .. d/2 - 1,
+
+so the score q_m . k_n depends on the positions only through m - n. A scaling changes the theta_i (and
+sometimes multiplies cos/sin by an attention factor) so a model trained on a short context reads a longer one:
+
+    linear    position interpolation, theta_i / factor                 (Chen et al., 2023, arXiv:2306.15595)
+    dynamic   NTK-aware base growth with the current length             (bloc97 / emozilla, 2023)
+    yarn      per-pair ramp between interpolation and extrapolation     (Peng et al., 2023, arXiv:2309.00071)
+    longrope  per-pair rescale factors, short and long sets             (Ding et al., 2024, arXiv:2402.13753)
+    llama3    wavelength bands: keep, smooth, interpolate               (Meta, Llama 3.1, 2024)
+
+Parameters, defaults and edge cases follow the reference implementation in Hugging Face transformers
+(``modeling_rope_utils``), computed here in float64.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from . import _checks
+
+ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
+LAYOUTS = ("half", "interleaved")
+
+
+def _rotated_dim(head_dim, partial_rotary_factor) -> int:
+    head_dim = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
+    prf = _checks.positive_float("partial_rotary_factor", partial_rotary_factor)
+    if prf > 1.0:
+        raise ValueError(f"partial_rotary_factor is the fraction of head_dim that rotates, at most 1; got {prf}")
+    dim = int(head_dim * prf)
+    if dim < 2 or dim % 2:
+        raise ValueError(
+            "RoPE rotates pairs of dimensions, so the rotated dimension must be even and at least 2; "
+            f"got {dim} (head_dim {head_dim} x partial_rotary_factor {prf:g})"
+        )
+    return dim
+
+
+def _default_inv_freq(dim: int, base: float) -> np.ndarray:
+    return 1.0 / base ** (np.arange(0, dim, 2, dtype=np.float64) / dim)
+
+
+def _number(params: dict, key: str, default=None, *, required: bool = False, positive: bool = True):
+    value = params.get(key, default)
+    if value is None:
+        if required:
+            raise ValueError(f"rope scaling of type {params['rope_type']!r} needs {key!r}")
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"rope scaling {key!r} must be a finite number, got {value!r}")
+    if positive and value <= 0:
+        raise ValueError(f"rope scaling {key!r} must be greater than 0, got {value!r}")
+    return float(value)
+
+
+def _original_max(params: dict, max_position_embeddings) -> float:
+    value = params.get("original_max_position_embeddings", max_position_embeddings)
+    if value is None:
+        raise ValueError(
+            f"rope scaling of type {params['rope_type']!r} needs original_max_position_embeddings "
+            "(or max_position_embeddings to default it to)"
+        )
+    return _number({"v": value, "rope_type": params["rope_type"]}, "v")
+
+
+def _linear(inv, dim, base, p, max_pos, seq_len):
+    """Position interpolation: theta_i / factor, i.e. positions squeezed by ``factor``."""
+    return inv / _number(p, "factor", required=True), 1.0
+
+
+def _dynamic(inv, dim, base, p, max_pos, seq_len):
+    """Dynamic NTK: base' = base * (factor * L / L_max - (factor - 1))^(d / (d - 2)), L = max(seq_len, L_max)."""
+    factor = _number(p, "factor", required=True)
+    if max_pos is None:
+        raise ValueError("dynamic rope scaling needs max_position_embeddings, the length it starts scaling at")
+    if dim == 2:
+        raise ValueError("dynamic NTK scaling raises the base to d / (d - 2), so the rotated dimension must exceed 2")
+    length = max_pos if seq_len is None else max(seq_len, max_pos)
+    new_base = base * ((factor * length / max_pos) - (factor - 1)) ** (dim / (dim - 2))
+    if not new_base > 0:
+        raise ValueError(f"dynamic rope scaling gives a non-positive base ({new_base:g}); check factor={factor:g}")
+    return _default_inv_freq(dim, new_base), 1.0
+
+
+def _yarn(inv, dim, base, p, max_pos, seq_len):
+    """YaRN: ramp from extrapolation (fast pairs) to interpolation by ``factor`` (slow pairs), and an attention
+    factor 0.1 ln(factor) + 1 (or the mscale / mscale_all_dim ratio)."""
+    original = _original_max(p, max_pos)
+    factor = _number(p, "factor")
+    if factor is None:
+        if max_pos is None:
+            raise ValueError("yarn rope scaling needs factor (or max_position_embeddings to derive it)")
+        factor = max_pos / original
+    attention_factor = _number(p, "attention_factor")
+    mscale, mscale_all_dim = _number(p, "mscale", positive=False), _number(p, "mscale_all_dim", positive=False)
+
+    def get_mscale(scale, m=1.0):
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    if attention_factor is None:
+        if mscale and mscale_all_dim:
+            attention_factor = get_mscale(factor, mscale) / get_mscale(factor, mscale_all_dim)
+        else:
+            attention_factor = get_mscale(factor)
+    beta_fast = p.get("beta_fast") or 32
+    beta_slow = p.get("beta_slow") or 1
+    beta_fast = _number({"beta_fast": beta_fast, "rope_type": "yarn"}, "beta_fast")
+    beta_slow = _number({"beta_slow": beta_slow, "rope_type": "yarn"}, "beta_slow")
+
+    def correction_dim(rotations):
+        # the pair index whose wavelength fits ``rotations`` turns into the original context
+        return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if p.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    extrapolation = 1.0 - ramp
+    return inv / factor * (1.0 - extrapolation) + inv * extrapolation, float(attention_factor)
+
+
+def _longrope(inv, dim, base, p, max_pos, seq_len):
+    """LongRoPE: theta_i / ext_i with per-pair factors, ``long_factor`` past the original length and
+    ``short_factor`` within it; attention factor sqrt(1 + ln(factor) / ln(L_orig))."""
+    original = _original_max(p, max_pos)
+    factor = _number(p, "factor")
+    if factor is None:
+        factor = 1.0 if max_pos is None else max_pos / original
+    attention_factor = _number(p, "attention_factor")
+    if attention_factor is None:
+        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original))
+    key = "long_factor" if seq_len and seq_len > original else "short_factor"
+    ext = p.get(key)
+    if ext is None:
+        raise ValueError(f"longrope rope scaling needs {key!r}, one factor per rotated pair ({dim // 2})")
+    try:
+        ext = np.asarray(ext, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"longrope {key!r} must be a list of numbers") from None
+    if ext.shape != (dim // 2,) or not np.all(np.isfinite(ext)) or np.any(ext <= 0):
+        raise ValueError(
+            f"longrope {key!r} must hold {dim // 2} positive numbers (one per rotated pair); got shape {ext.shape}"
+        )
+    return inv / ext, float(attention_factor)
+
+
+def _llama3(inv, dim, base, p, max_pos, seq_len):
+    """Llama 3.1: pairs whose wavelength is longer than L_orig / low_freq_factor are divided by ``factor``,
+    pairs shorter than L_orig / high_freq_factor are kept, and those in between are blended smoothly."""
+    factor = _number(p, "factor", required=True)
+    low_freq_factor = _number(p, "low_freq_factor", required=True)
+    high_freq_factor = _number(p, "high_freq_factor", required=True)
+    if high_freq_factor <= low_freq_factor:
+        raise ValueError(
+            f"llama3 rope scaling needs high_freq_factor > low_freq_factor; got {high_freq_factor:g} "
+            f"and {low_freq_factor:g}"
+        )
+    old_context = _original_max(p, max_pos)
+    low_freq_wavelen, high_freq_wavelen = old_context / low_freq_factor, old_context / high_freq_factor
+    wavelen = 2 * math.pi / inv
+    scaled = np.where(wavelen > low_freq_wavelen, inv / factor, inv)
+    smooth = (old_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    medium = (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen)
+    return np.where(medium, smoothed, scaled), 1.0
+
+
+_SCALINGS = {
+    "default": lambda inv, dim, base, p, max_pos, seq_len: (inv, 1.0),
+    "linear": _linear,
+    "dynamic": _dynamic,
+    "yarn": _yarn,
+    "longrope": _longrope,
+    "llama3": _llama3,
+}
+
+
+def normalize_scaling(scaling: dict | None) -> dict:
+    """A copy of a Hugging-Face-style ``rope_scaling`` / ``rope_parameters`` dict with ``rope_type`` set.
+
+    The legacy key ``"type"`` is accepted; a missing type means ``"default"``. An unknown type raises a
+    ValueError that names the supported ones.
+    """
+    if scaling is None:
+        return {"rope_type": "default"}
+    if not isinstance(scaling, dict):
+        raise ValueError(f"rope scaling must be a dict such as {{'rope_type': 'linear', 'factor': 2.0}}; got {scaling!r}")
+    params = dict(scaling)
+    params["rope_type"] = params.get("rope_type", params.get("type", "default")) or "default"
+    if params["rope_type"] not in _SCALINGS:
+        raise ValueError(
+            f"unknown rope scaling type {params['rope_type']!r}; supported types are {', '.join(ROPE_TYPES)}"
+        )
+    return params
+
+
+def rope_inv_freq(
+    head_dim: int,
+    *,
+    base: float = 10000.0,
+    scaling: dict | None = None,
+    max_position_embeddings: int | None = None,
+    seq_len: int | None = None,
+    partial_rotary_factor: float = 1.0,
+) -> tuple[np.ndarray, float]:
+    """RoPE inverse frequencies and attention factor: ``(inv_freq, attention_factor)``.
+
+    Without scaling, inv_freq[i] = base^(-2i / d) for i = 0 .. d/2 - 1 (Su et al., 2021), where
+    d = int(head_dim * partial_rotary_factor) is the rotated dimension. ``scaling`` is a Hugging-Face-style dict
+    (``{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}``; ``"type"`` is accepted
+    too; ``"rope_theta"`` and ``"partial_rotary_factor"`` inside it override the keyword arguments) for the types
+    in ROPE_TYPES, with the parameters and defaults of transformers' ``ROPE_INIT_FUNCTIONS``:
+
+    - linear: ``factor``. inv_freq / factor.
+    - dynamic: ``factor``; uses ``max_position_embeddings`` and ``seq_len``.
+    - yarn: ``factor``, ``original_max_position_embeddings``, optional ``attention_factor``, ``beta_fast`` (32),
+      ``beta_slow`` (1), ``mscale``, ``mscale_all_dim``, ``truncate`` (True).
+    - longrope: ``short_factor``, ``long_factor``, ``original_max_position_embeddings``, optional ``factor``
+      and ``attention_factor``; the long set is used when ``seq_len`` exceeds the original length.
+    - llama3: ``factor``, ``low_freq_factor``, ``high_freq_factor``, ``original_max_position_embeddings``.
+
+    ``attention_factor`` multiplies cos and sin (YaRN's and LongRoPE's temperature); it is 1 for the others.
+    """
+    params = normalize_scaling(scaling)
+    base = _checks.positive_float("base", params.get("rope_theta", base), minimum_exclusive=1.0)
+    dim = _rotated_dim(head_dim, params.get("partial_rotary_factor", partial_rotary_factor))
+    if max_position_embeddings is not None:
+        max_position_embeddings = _checks.positive_int("max_position_embeddings", max_position_embeddings)
+    if seq_len is not None:
+        seq_len = _checks.positive_int("seq_len", seq_len)
+    inv, attention_factor = _SCALINGS[params["rope_type"]](
+        _default_inv_freq(dim, base), dim, base, params, max_position_embeddings, seq_len
+    )
+    return np.asarray(inv, dtype=np.float64), float(attention_factor)
+
+
+def rope_cos_sin(positions, inv_freq, *, attention_factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """cos and sin of the angles m * theta_i, shape (len(positions), len(inv_freq)), times ``attention_factor``."""
+    pos = np.asarray(positions, dtype=np.float64)
+    inv = np.asarray(inv_freq, dtype=np.float64)
+    if pos.ndim != 1:
+        raise ValueError(f"positions must be a 1-D sequence of positions; got shape {pos.shape}")
+    if inv.ndim != 1 or inv.size == 0:
+        raise ValueError(f"inv_freq must be a non-empty 1-D array (one frequency per pair); got shape {inv.shape}")
+    angles = pos[:, None] * inv[None, :]
+    return np.cos(angles) * attention_factor, np.sin(angles) * attention_factor
+
+
+def apply_rope(x, positions, inv_freq, *, layout: str = "half", attention_factor: float = 1.0) -> np.ndarray:
+    """Rotate the last axis of ``x`` (..., seq, head_dim) by RoPE (Su et al., 2021).
+
+    Pair i, with frequency inv_freq[i], is turned by the angle positions[m] * inv_freq[i]:
+
+        (a, b) -> (a cos - b sin, b cos + a sin)
+
+    ``layout="half"`` pairs dimension i with i + r/2 (GPT-NeoX, LLaMA ``rotate_half``); ``layout="interleaved"``
+    pairs 2i with 2i + 1 (GPT-J, RoFormer). r = 2 * len(inv_freq) dimensions rotate; any further dimensions
+    (partial rotary) pass through unchanged. Returns float64.
+    """
+    _checks.choice("layout", layout, LAYOUTS)
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim < 2:
+        raise ValueError(f"x must have shape (..., seq, head_dim); got shape {x.shape}")
+    head_dim, pairs = x.shape[-1], np.size(inv_freq)
+    if 2 * pairs > head_dim:
+        why = (
+            f"head_dim {head_dim} is odd, and RoPE rotates pairs of dimensions, so it must be even"
+            if head_dim % 2
+            else f"inv_freq has {pairs} pairs but head_dim {head_dim} holds only {head_dim // 2}"
+        )
+        raise ValueError(f"cannot apply RoPE: {why}")
+    positions = np.asarray(positions)
+    if positions.shape != (x.shape[-2],):
+        raise ValueError(f"positions must hold one entry per sequence element ({x.shape[-2]}); got shape {positions.shape}")
+    cos, sin = rope_cos_sin(positions, inv_freq, attention_factor=attention_factor)
+    out = x.copy()
+    if layout == "half":
+        a, b = x[..., :pairs], x[..., pairs : 2 * pairs]
+        out[..., :pairs] = a * cos - b * sin
+        out[..., pairs : 2 * pairs] = b * cos + a * sin
+    else:
+        a, b = x[..., 0 : 2 * pairs : 2], x[..., 1 : 2 * pairs : 2]
+        out[..., 0 : 2 * pairs : 2] = a * cos - b * sin
+        out[..., 1 : 2 * pairs : 2] = b * cos + a * sin
+    return out
+
+
+def interleaved_to_half(rotated_dim: int) -> np.ndarray:
+    """The permutation p with ``x_half = x_interleaved[..., p]``: interleaved pair (2i, 2i + 1) becomes half pair
+    (i, i + r/2). Then ``apply_rope(x, ..., layout="interleaved")[..., p] == apply_rope(x[..., p], ...,
+    layout="half")``, which is how GPT-J-style checkpoints are converted to LLaMA-style code."""
+    r = _checks.positive_int("rotated_dim", rotated_dim, maximum=_checks.MAX_DIM)
+    if r % 2:
+        raise ValueError(f"RoPE rotates pairs of dimensions, so the rotated dimension must be even; got {r}")
+    return np.concatenate([np.arange(0, r, 2), np.arange(1, r, 2)])
+
+
+def rope_scores(q, k, inv_freq, *, layout: str = "half", q_positions=None, k_positions=None) -> np.ndarray:
+    """Attention logits between one rotated query vector and one rotated key vector at every pair of positions.
+
+    Returns S with S[m, n] = RoPE(q, m) . RoPE(k, n). It depends only on m - n (Su et al., 2021, section 3.4).
+    """
+    q = np.asarray(q, dtype=np.float64)
+    k = np.asarray(k, dtype=np.float64)
+    if q.ndim != 1 or q.shape != k.shape:
+        raise ValueError(f"q and k must be vectors of the same length; got shapes {q.shape} and {k.shape}")
+    qp = np.arange(16) if q_positions is None else np.asarray(q_positions)
+    kp = qp if k_positions is None else np.asarray(k_positions)
+    rq = apply_rope(np.broadcast_to(q, (qp.size, q.size)), qp, inv_freq, layout=layout)
+    rk = apply_rope(np.broadcast_to(k, (kp.size, k.size)), kp, inv_freq, layout=layout)
+    return rq @ rk.T

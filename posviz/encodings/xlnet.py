@@ -1,0 +1,42 @@
+"""XLNet's two-stream self-attention masks (Yang et al., 2019, "XLNet: Generalized Autoregressive
+Pretraining for Language Understanding", section 2.3).
+
+A factorisation order z (a permutation of the positions) decides who may see whom. The content stream of
+token i sees every token that comes no later than i in z, itself included; the query stream, which must
+predict token i, sees only those strictly earlier, so it knows i's position but never its content.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _checks
+
+
+def factorisation_rank(permutation) -> np.ndarray:
+    """rank[t] = the step at which token t is predicted in the factorisation order ``permutation``."""
+    perm = np.asarray(permutation)
+    if perm.ndim != 1 or perm.size == 0:
+        raise ValueError(f"permutation must be a non-empty 1-D sequence of token indices; got shape {perm.shape}")
+    if perm.dtype.kind not in "iu" or perm.size > _checks.MAX_POSITIONS:
+        raise ValueError("permutation must hold whole-number token indices (at most 32,768 of them)")
+    if not np.array_equal(np.sort(perm), np.arange(perm.size)):
+        raise ValueError(
+            f"permutation must contain each of 0 .. {perm.size - 1} exactly once; got {perm.tolist()[:20]}"
+        )
+    rank = np.empty(perm.size, dtype=np.int64)
+    rank[perm] = np.arange(perm.size)
+    return rank
+
+
+def xlnet_masks(permutation) -> tuple[np.ndarray, np.ndarray]:
+    """``(content_mask, query_mask)``, boolean (L, L), True where token i (row) may attend to token j (column).
+
+    content_mask[i, j] = rank[j] <= rank[i];   query_mask[i, j] = rank[j] < rank[i],
+    with rank the position of each token in the factorisation order (Yang et al., 2019, equations 4 and 5).
+    XLNet's ``perm_mask`` (1 = cannot attend) is the logical not of ``query_mask``.
+    """
+    rank = factorisation_rank(permutation)
+    content = rank[None, :] <= rank[:, None]
+    query = rank[None, :] < rank[:, None]
+    return content, query
