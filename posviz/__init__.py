@@ -8,14 +8,16 @@ Encodings
     sinusoidal, sinusoidal_frequencies, shift_matrix     Vaswani et al. 2017
     learned_init, sin_init, lookup                       BERT / GPT-2 learned tables, sinusoidal-initialised
     rope_inv_freq, apply_rope, rope_cos_sin,             RoPE (Su et al. 2021) and its context-extension
-    rope_scores, interleaved_to_half, ROPE_TYPES         scalings (linear, dynamic, yarn, longrope, llama3)
+    rope_scores, rope_score_matrix,                      scalings (linear, dynamic, yarn, longrope, llama3)
+    interleaved_to_half, normalize_scaling, ROPE_TYPES
     alibi_slopes, alibi_bias                             ALiBi (Press et al. 2022)
     t5_relative_bucket, t5_bucket_matrix,                relative positions: T5 (Raffel et al. 2020) and
     shaw_relative_index                                  Shaw et al. 2018
-    xlnet_masks, factorisation_rank                      XLNet two-stream attention (Yang et al. 2019)
+    xlnet_masks, factorisation_rank,                     XLNet two-stream attention (Yang et al. 2019)
+    factorisation_order
 
 Analysis (any (positions, dims) table)
-    cosine_similarity_matrix, offset_profile, project, position_probe, row_norms
+    cosine_similarity_matrix, offset_profile, project, position_probe, row_norms, evenly_spaced
 
 Registry
     FAMILIES, family(key): every family's name, summary, parameters and capabilities.
@@ -29,6 +31,7 @@ Example::
 """
 
 from .analysis import (
+    evenly_spaced,
     MAX_SIMILARITY_POSITIONS,
     OffsetProfile,
     cosine_similarity_matrix,
@@ -49,10 +52,11 @@ from .encodings.rope import (
     normalize_scaling,
     rope_cos_sin,
     rope_inv_freq,
+    rope_score_matrix,
     rope_scores,
 )
 from .encodings.sinusoidal import shift_matrix, sinusoidal, sinusoidal_frequencies
-from .encodings.xlnet import factorisation_rank, xlnet_masks
+from .encodings.xlnet import factorisation_order, factorisation_rank, xlnet_masks
 
 __version__ = "0.1.0"
 
@@ -69,6 +73,8 @@ __all__ = [
     "alibi_slopes",
     "apply_rope",
     "cosine_similarity_matrix",
+    "evenly_spaced",
+    "factorisation_order",
     "factorisation_rank",
     "family",
     "interleaved_to_half",
@@ -80,6 +86,7 @@ __all__ = [
     "project",
     "rope_cos_sin",
     "rope_inv_freq",
+    "rope_score_matrix",
     "rope_scores",
     "row_norms",
     "shaw_relative_index",

@@ -24,6 +24,16 @@ def _unit_rows(table: np.ndarray) -> np.ndarray:
     return table / np.where(norms > 0, norms, 1.0)
 
 
+def evenly_spaced(n_positions: int, limit: int) -> np.ndarray:
+    """At most ``limit`` evenly spaced position indices out of ``n_positions`` (all of them if few enough),
+    always including the first and last position."""
+    n = _checks.positive_int("n_positions", n_positions)
+    limit = _checks.positive_int("limit", limit)
+    if n <= limit:
+        return np.arange(n)
+    return np.unique(np.round(np.linspace(0, n - 1, limit)).astype(np.int64))
+
+
 def row_norms(table) -> np.ndarray:
     """Euclidean norm of every row, ||PE(p)||_2. For an even-width sinusoidal table it is sqrt(d/2) exactly,
     since each sin/cos pair contributes sin^2 + cos^2 = 1."""

@@ -207,7 +207,7 @@ FAMILIES: dict[str, Family] = {
             paper="Yang et al. 2019, XLNet",
             page="pages/7_xlnet.py",
             params=(Param("seq_len", 8, 2, 64, 1), Param("seed", 0, 0, 2**31 - 1, 1)),
-            build=lambda seq_len=8, seed=0: xlnet.xlnet_masks(np.random.default_rng(seed).permutation(seq_len))[1],
+            build=lambda seq_len=8, seed=0: xlnet.xlnet_masks(xlnet.factorisation_order(seq_len, seed))[1],
             enters="mask",
             relative=False,
             learnable=False,

@@ -321,3 +321,18 @@ def rope_scores(q, k, inv_freq, *, layout: str = "half", q_positions=None, k_pos
     rq = apply_rope(np.broadcast_to(q, (qp.size, q.size)), qp, inv_freq, layout=layout)
     rk = apply_rope(np.broadcast_to(k, (kp.size, k.size)), kp, inv_freq, layout=layout)
     return rq @ rk.T
+
+
+def rope_score_matrix(n_positions: int, head_dim: int, *, base: float = 10000.0, layout: str = "half") -> np.ndarray:
+    """S[m, n] = RoPE(q, m) . RoPE(k, n) / head_dim for q = k = (1, ..., 1), shape (n_positions, n_positions).
+
+    Each pair contributes (cos a_m - sin a_m)(cos a_n - sin a_n) + (sin a_m + cos a_m)(sin a_n + cos a_n)
+    = 2 cos((m - n) theta_i), so S[m, n] = mean_i cos((m - n) theta_i): the same along every diagonal, equal to
+    1 at m = n and decaying with |m - n| (Su et al., 2021, section 3.4.3).
+    """
+    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    if n > 8192:
+        raise ValueError(f"a score matrix of {n:,} positions is too large to draw; use at most 8,192")
+    inv, _ = rope_inv_freq(head_dim, base=base)
+    ones = np.ones(int(head_dim))
+    return rope_scores(ones, ones, inv, layout=layout, q_positions=np.arange(n)) / int(head_dim)

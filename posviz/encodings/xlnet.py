@@ -40,3 +40,14 @@ def xlnet_masks(permutation) -> tuple[np.ndarray, np.ndarray]:
     content = rank[None, :] <= rank[:, None]
     query = rank[None, :] < rank[:, None]
     return content, query
+
+
+def factorisation_order(seq_len: int, seed: int = 0) -> np.ndarray:
+    """A random factorisation order of ``seq_len`` tokens, reproducible from ``seed`` (seed 0 is the
+    left-to-right order 0, 1, ..., L - 1, which makes XLNet an ordinary causal language model)."""
+    n = _checks.positive_int("seq_len", seq_len, maximum=_checks.MAX_POSITIONS)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative whole number, got {seed!r}")
+    if seed == 0:
+        return np.arange(n)
+    return np.random.default_rng(int(seed)).permutation(n)

@@ -1,0 +1,36 @@
+"""posviz: the frame of the app. Page config, the sidebar (language), and navigation over pages/."""
+
+import streamlit as st
+
+from posviz.ui import LANGUAGES, t
+from posviz.ui.i18n import browser_language
+
+st.set_page_config(page_title="posviz", page_icon="assets/icon.png", layout="wide")
+
+with st.sidebar:
+    st.radio(
+        "Language / 语言",
+        list(LANGUAGES),
+        index=list(LANGUAGES).index(browser_language()),
+        format_func=LANGUAGES.get,
+        key="lang",
+        bind="query-params",
+        horizontal=True,
+    )
+
+PAGES = [
+    ("home", "pages/1_home.py", ":material/home:"),
+    ("sinusoidal", "pages/2_sinusoidal.py", ":material/waves:"),
+    ("learned", "pages/3_learned.py", ":material/school:"),
+    ("rope", "pages/4_rope.py", ":material/rotate_right:"),
+    ("alibi", "pages/5_alibi.py", ":material/trending_down:"),
+    ("relative", "pages/6_relative.py", ":material/compare_arrows:"),
+    ("xlnet", "pages/7_xlnet.py", ":material/shuffle:"),
+]
+
+st.navigation(
+    [
+        st.Page(path, title=t(f"page.{name}"), icon=icon, url_path=name, default=name == "home")
+        for name, path, icon in PAGES
+    ]
+).run()

@@ -1,0 +1,172 @@
+"""Plotly figure builders: arrays in, ``go.Figure`` out. No math on positions here, and no Streamlit.
+
+Large matrices are handled once, here: up to ``EXACT_MAX_CELLS`` cells a matrix is drawn as an exact
+``go.Heatmap`` with hover; above that it is reduced by block means to at most ``MAX_SIDE`` per axis and sent
+as a colour-mapped PNG, and the figure says so in its title and in ``layout.meta``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import get_colorscale, sample_colorscale
+
+EXACT_MAX_CELLS = 256 * 256
+MAX_SIDE = 1024
+FONT = "Inter, 'Noto Sans SC', 'PingFang SC', 'Microsoft YaHei', sans-serif"
+
+
+def block_mean(matrix: np.ndarray, max_side: int = MAX_SIDE) -> np.ndarray:
+    """Average ``matrix`` over near-equal blocks so that neither side exceeds ``max_side``.
+
+    Block edges are ``linspace(0, n, m + 1)`` rounded down, so every block holds floor(n/m) or ceil(n/m)
+    rows. NaN cells (masked entries) are left out of their block's mean; an all-NaN block stays NaN.
+    """
+    out = np.asarray(matrix, dtype=np.float64)
+    for axis in (0, 1):
+        n = out.shape[axis]
+        if n <= max_side:
+            continue
+        edges = np.linspace(0, n, max_side + 1).astype(np.int64)[:-1]
+        valid = np.isfinite(out)
+        sums = np.add.reduceat(np.where(valid, out, 0.0), edges, axis=axis)
+        counts = np.add.reduceat(valid.astype(np.float64), edges, axis=axis)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
+    return out
+
+
+def _png_data_uri(matrix: np.ndarray, colorscale: str, zmin: float, zmax: float) -> str:
+    from PIL import Image
+
+    lut = np.array(
+        [[int(c) for c in s[s.index("(") + 1 : -1].split(",")] for s in sample_colorscale(
+            get_colorscale(colorscale), np.linspace(0, 1, 256), colortype="rgb")],
+        dtype=np.uint8,
+    )
+    span = zmax - zmin if zmax > zmin else 1.0
+    index = np.clip(np.nan_to_num((matrix - zmin) / span * 255.0, nan=0.0), 0, 255).astype(np.uint8)
+    rgba = np.concatenate([lut[index], np.where(np.isfinite(matrix), 255, 0).astype(np.uint8)[..., None]], axis=-1)
+    buffer = io.BytesIO()
+    Image.fromarray(rgba, mode="RGBA").save(buffer, format="PNG", optimize=True)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _style(fig: go.Figure, title: str, x_title: str, y_title: str, height: int) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "x": 0.0, "xanchor": "left", "font": {"size": 16}},
+        font={"family": FONT},
+        height=height,
+        margin={"l": 60, "r": 20, "t": 60, "b": 50},
+        template="plotly_white",
+    )
+    fig.update_xaxes(title_text=x_title)
+    fig.update_yaxes(title_text=y_title)
+    return fig
+
+
+def heatmap(
+    matrix,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    colorscale: str = "RdBu_r",
+    zmid: float | None = 0.0,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    x0: float = 0.0,
+    y0: float = 0.0,
+    dx: float = 1.0,
+    dy: float = 1.0,
+    downsampled_note: str = "block means, {src} -> {dst}",
+    colorbar_title: str = "",
+    height: int = 460,
+) -> go.Figure:
+    """A matrix as a heatmap, row 0 at the top. Infinite entries (masks) are drawn blank.
+
+    Cell (i, j) is placed at x = x0 + j * dx, y = y0 + i * dy, so a matrix over every k-th position keeps
+    position units on its axes.
+
+    ``layout.meta`` records ``{"source_shape", "shape", "downsampled"}``; when downsampled the title gets
+    ``downsampled_note`` with ``{src}`` and ``{dst}`` filled in.
+    """
+    source = np.asarray(matrix, dtype=np.float64)
+    if source.ndim != 2:
+        raise ValueError(f"a heatmap needs a 2-D matrix, got shape {source.shape}")
+    finite = source[np.isfinite(source)]
+    lo = float(finite.min()) if zmin is None and finite.size else (zmin if zmin is not None else 0.0)
+    hi = float(finite.max()) if zmax is None and finite.size else (zmax if zmax is not None else 1.0)
+    if zmid is not None and zmin is None and zmax is None:
+        reach = max(abs(lo - zmid), abs(hi - zmid)) or 1.0
+        lo, hi = zmid - reach, zmid + reach
+    exact = source.size <= EXACT_MAX_CELLS
+    shown = np.where(np.isfinite(source), source, np.nan)
+    meta = {"source_shape": list(source.shape), "downsampled": not exact}
+    if exact:
+        fig = go.Figure(
+            go.Heatmap(
+                z=shown.astype(np.float32),
+                x0=x0,
+                y0=y0,
+                dx=dx,
+                dy=dy,
+                colorscale=colorscale,
+                zmin=lo,
+                zmax=hi,
+                colorbar={"title": {"text": colorbar_title}},
+                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>%{{z:.4g}}<extra></extra>",
+            )
+        )
+        meta["shape"] = list(source.shape)
+    else:
+        small = block_mean(shown)
+        meta["shape"] = list(small.shape)
+        sy, sx = dy * source.shape[0] / small.shape[0], dx * source.shape[1] / small.shape[1]
+        fig = go.Figure(go.Image(source=_png_data_uri(small, colorscale, lo, hi), x0=x0, y0=y0, dx=sx, dy=sy))
+        fig.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                showlegend=False,
+                marker={"colorscale": colorscale, "cmin": lo, "cmax": hi, "color": [lo], "showscale": True,
+                        "colorbar": {"title": {"text": colorbar_title}}},
+            )
+        )
+        note = downsampled_note.format(src=f"{source.shape[0]}×{source.shape[1]}", dst=f"{small.shape[0]}×{small.shape[1]}")
+        title = f"{title}<br><sup>{note}</sup>"
+    fig.update_yaxes(autorange="reversed")
+    fig.update_layout(meta=meta)
+    return _style(fig, title, x_title, y_title, height)
+
+
+def lines(
+    x,
+    series: dict[str, np.ndarray],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    log_x: bool = False,
+    log_y: bool = False,
+    height: int = 380,
+) -> go.Figure:
+    """One line per entry of ``series`` (name -> y values) over the shared ``x``."""
+    fig = go.Figure()
+    x = np.asarray(x)
+    for name, y in series.items():
+        fig.add_trace(go.Scatter(x=x, y=np.asarray(y, dtype=np.float64), mode="lines", name=name))
+    fig.update_xaxes(type="log" if log_x else "linear")
+    fig.update_yaxes(type="log" if log_y else "linear")
+    return _style(fig, title, x_title, y_title, height)
+
+
+def bars(labels, values, *, title: str, x_title: str, y_title: str, log_y: bool = False, height: int = 340) -> go.Figure:
+    """A bar chart of ``values`` per label."""
+    fig = go.Figure(go.Bar(x=list(labels), y=np.asarray(values, dtype=np.float64)))
+    fig.update_yaxes(type="log" if log_y else "linear")
+    return _style(fig, title, x_title, y_title, height)

@@ -1,0 +1,50 @@
+"""Every UI string goes through ``t(key)``; catalogs are ``assets/i18n/<lang>.json``, teaching texts are
+``assets/texts/<page>.<lang>.md``. The language lives in the URL-bound ``lang`` widget of the sidebar."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import streamlit as st
+
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
+LANGUAGES = {"en": "English", "zh": "简体中文"}
+DEFAULT_LANGUAGE = "en"
+
+
+@lru_cache(maxsize=None)
+def catalog(lang: str) -> dict[str, str]:
+    """The string catalog of ``lang`` (a flat key -> text mapping)."""
+    return json.loads((ASSETS / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def browser_language() -> str:
+    """``zh`` when the browser prefers Chinese, else ``en``."""
+    try:
+        locale = (st.context.locale or "").lower()
+    except Exception:  # no browser context (bare script runs)
+        locale = ""
+    return "zh" if locale.startswith("zh") else DEFAULT_LANGUAGE
+
+
+def current_language() -> str:
+    lang = st.session_state.get("lang")
+    return lang if lang in LANGUAGES else browser_language()
+
+
+def t(key: str, **values) -> str:
+    """The text of ``key`` in the current language, with ``{name}`` fields filled from ``values``."""
+    text = catalog(current_language()).get(key) or catalog(DEFAULT_LANGUAGE).get(key) or key
+    return text.format(**values) if values else text
+
+
+@lru_cache(maxsize=None)
+def _text(page: str, lang: str) -> str:
+    return (ASSETS / "texts" / f"{page}.{lang}.md").read_text(encoding="utf-8")
+
+
+def teaching_text(page: str) -> str:
+    """The teaching markdown of ``page`` in the current language."""
+    return _text(page, current_language())
