@@ -25,18 +25,19 @@ def block_mean(matrix: np.ndarray, max_side: int = MAX_SIDE) -> np.ndarray:
     Block edges are ``linspace(0, n, m + 1)`` rounded down, so every block holds floor(n/m) or ceil(n/m)
     rows. NaN cells (masked entries) are left out of their block's mean; an all-NaN block stays NaN.
     """
-    out = np.asarray(matrix, dtype=np.float64)
+    matrix = np.asarray(matrix, dtype=np.float64)
+    valid = np.isfinite(matrix)
+    sums, counts = np.where(valid, matrix, 0.0), valid.astype(np.float64)
     for axis in (0, 1):
-        n = out.shape[axis]
-        if n <= max_side:
-            continue
-        edges = np.linspace(0, n, max_side + 1).astype(np.int64)[:-1]
-        valid = np.isfinite(out)
-        sums = np.add.reduceat(np.where(valid, out, 0.0), edges, axis=axis)
-        counts = np.add.reduceat(valid.astype(np.float64), edges, axis=axis)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
-    return out
+        n = matrix.shape[axis]
+        if n > max_side:
+            edges = np.linspace(0, n, max_side + 1).astype(np.int64)[:-1]
+            sums = np.add.reduceat(sums, edges, axis=axis)
+            counts = np.add.reduceat(counts, edges, axis=axis)
+    if sums.shape == matrix.shape:
+        return np.where(valid, matrix, np.nan)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
 
 
 def _png_data_uri(matrix: np.ndarray, colorscale: str, zmin: float, zmax: float) -> str:

@@ -1,0 +1,81 @@
+"""Command line: ``python -m posviz families`` and ``python -m posviz table FAMILY [name=value ...]``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import numpy as np
+
+from .encodings.registry import FAMILIES, family
+
+
+def _families(_args) -> int:
+    rows = []
+    for fam in FAMILIES.values():
+        params = ", ".join(
+            f"{p.name}={p.default!r}" + (f" [{p.minimum:g}..{p.maximum:g}]" if p.minimum is not None else
+                                          f" {{{', '.join(map(str, p.options))}}}")
+            for p in fam.params
+        )
+        rows.append(f"{fam.key:<11} {fam.summary}\n{'':<11} enters: {fam.enters}; relative: {fam.relative}; "
+                    f"learnable: {fam.learnable}\n{'':<11} {params}")
+    print("\n".join(rows))
+    return 0
+
+
+def _parse_assignment(fam, text: str):
+    name, sep, raw = text.partition("=")
+    if not sep:
+        raise ValueError(f"parameters are written name=value; got {text!r}")
+    param = fam.param(name) if name in {p.name for p in fam.params} else None
+    if param is None:
+        raise ValueError(f"{fam.key} has no parameter {name!r}; it has {', '.join(p.name for p in fam.params)}")
+    if param.options:
+        lookup = {str(o).lower(): o for o in param.options}
+        if raw.lower() not in lookup:
+            raise ValueError(f"{name} must be one of {', '.join(map(str, param.options))}; got {raw!r}")
+        return name, lookup[raw.lower()]
+    try:
+        value = type(param.default)(float(raw)) if isinstance(param.default, int) else float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number; got {raw!r}") from None
+    return name, value
+
+
+def _table(args) -> int:
+    fam = family(args.family)
+    params = fam.defaults()
+    params.update(dict(_parse_assignment(fam, a) for a in args.params))
+    matrix = np.asarray(fam.build(**params), dtype=np.float64)
+    if args.out:
+        if args.out.endswith(".npy"):
+            np.save(args.out, matrix)
+        else:
+            np.savetxt(args.out, matrix, delimiter=",", fmt="%.17g")
+    summary = {"family": fam.key, "params": params, "shape": list(matrix.shape),
+               "min": float(np.min(matrix[np.isfinite(matrix)])), "max": float(np.max(matrix[np.isfinite(matrix)]))}
+    print(json.dumps(summary))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m posviz", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("families", help="list the encoding families and their parameters").set_defaults(run=_families)
+    table = sub.add_parser("table", help="compute a family's matrix; print a JSON summary, optionally save it")
+    table.add_argument("family", choices=list(FAMILIES))
+    table.add_argument("params", nargs="*", metavar="name=value")
+    table.add_argument("--out", help="write the matrix to FILE (.npy, otherwise CSV)")
+    table.set_defaults(run=_table)
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

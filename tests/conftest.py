@@ -1,0 +1,33 @@
+"""Suite-wide settings: the repo root on sys.path, hypothesis profiles, and no silent skips in CI."""
+
+import os
+import sys
+from pathlib import Path
+
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+settings.register_profile("default", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("ci", deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+_skipped: list[str] = []
+
+
+def pytest_runtest_logreport(report):
+    if report.skipped:
+        _skipped.append(report.nodeid)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """In CI a skipped test is a failure: every test must really run there."""
+    if os.environ.get("CI") and _skipped and session.exitstatus == 0:
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter):
+    if os.environ.get("CI") and _skipped:
+        terminalreporter.write_line(f"CI forbids skipped tests; skipped: {', '.join(_skipped)}", red=True)
