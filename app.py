@@ -4,19 +4,13 @@ import streamlit as st
 
 from posviz.ui import LANGUAGES, t
 from posviz.ui.i18n import browser_language
+from posviz.ui.widgets import url_radio
 
 st.set_page_config(page_title="posviz", page_icon="assets/icon.png", layout="wide")
 
 with st.sidebar:
-    st.radio(
-        "Language / 语言",
-        list(LANGUAGES),
-        index=list(LANGUAGES).index(browser_language()),
-        format_func=LANGUAGES.get,
-        key="lang",
-        bind="query-params",
-        horizontal=True,
-    )
+    url_radio("Language / 语言", list(LANGUAGES), key="lang", default=browser_language(),
+              format_func=LANGUAGES.get, horizontal=True)
 
 PAGES = [
     ("home", "pages/1_home.py", ":material/home:"),

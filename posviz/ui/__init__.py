@@ -15,8 +15,23 @@ __all__ = ["LANGUAGES", "cache", "current_language", "errors_shown", "intro", "s
 SIMILARITY_POSITIONS = 1024
 
 
+def _through_app_frame() -> None:
+    """Make sure the page runs inside app.py's navigation.
+
+    Streamlit treats a project with a ``pages/`` folder as a legacy multipage app until the main script has
+    called ``st.navigation`` once; a server whose first visitor opens a page's URL directly would run that page
+    alone, without the frame (no language switch, wrong menu). Leave that mode and rerun through app.py.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def intro(page: str) -> None:
     """The page's title and its teaching text (``assets/texts/<page>.<lang>.md``)."""
+    _through_app_frame()
     st.title(t(f"page.{page}"))
     st.markdown(teaching_text(page))
 

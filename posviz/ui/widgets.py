@@ -12,7 +12,7 @@ from posviz.encodings.registry import Param
 from .i18n import t
 
 
-def _label(param: Param, prefix: str) -> str:
+def _label(param: Param, key: str) -> str:
     return t(f"param.{param.name}")
 
 
@@ -28,20 +28,38 @@ def number(param: Param, *, key: str, maximum: float | None = None, slider: bool
 
 
 def log_number(param: Param, *, key: str, per_decade: int = 4):
-    """A select-slider over log-spaced values (1, 1.8, 3.2, 5.6 per decade) for a parameter like a RoPE base."""
+    """A select-slider over log-spaced whole numbers (1, 1.8, 3.2, 5.6 per decade, to two significant digits)
+    for a parameter like a base, bound to the URL as a plain number (``base=10000``)."""
     lo, hi = math.log10(param.minimum), math.log10(param.maximum)
     steps = round((hi - lo) * per_decade)
-    values = sorted({float(f"{10 ** (lo + i / per_decade):.2g}") for i in range(steps + 1)} | {float(param.default)})
-    return st.select_slider(_label(param, key), options=values, value=float(param.default), key=key,
-                            bind="query-params", help=t(f"help.{param.name}"),
-                            format_func=lambda v: f"{v:,.0f}")
+    values = sorted({int(float(f"{10 ** (lo + i / per_decade):.2g}")) for i in range(steps + 1)} | {int(param.default)})
+    return float(st.select_slider(_label(param, key), options=values, value=int(param.default), key=key,
+                                  bind="query-params", help=t(f"help.{param.name}")))
+
+
+def url_radio(label: str, options: list, *, key: str, default, format_func=str, **kwargs):
+    """A radio whose URL parameter is the option's code, not its translated label.
+
+    Streamlit's own binding writes the displayed label into the URL (``layout=Halves``, ``layout=分半``), so a
+    link would depend on the language it was made in. Here the code (``layout=halves``) is kept in sync by
+    hand: read once when the widget first appears (an unknown value falls back to the default), written back
+    on every run, and left out of the URL when it equals the default.
+    """
+    if key not in st.session_state:
+        raw = st.query_params.get(key)
+        st.session_state[key] = next((o for o in options if str(o) == raw), default)
+    value = st.radio(label, options, key=key, format_func=format_func, **kwargs)
+    if value == default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = str(value)
+    return value
 
 
 def choice(param: Param, *, key: str, horizontal: bool = True):
     """A radio over a registry parameter's options, labelled through the catalog (``option.<value>``)."""
-    return st.radio(_label(param, key), list(param.options), index=list(param.options).index(param.default),
-                    key=key, bind="query-params", horizontal=horizontal,
-                    format_func=lambda v: t(f"option.{v}"), help=t(f"help.{param.name}"))
+    return url_radio(_label(param, key), list(param.options), key=key, default=param.default,
+                     horizontal=horizontal, format_func=lambda v: t(f"option.{v}"), help=t(f"help.{param.name}"))
 
 
 def toggle(param: Param, *, key: str):
