@@ -9,8 +9,14 @@ from posviz.ui.widgets import url_radio
 st.set_page_config(page_title="posviz", page_icon="assets/icon.png", layout="wide")
 
 with st.sidebar:
-    url_radio("Language / 语言", list(LANGUAGES), key="lang", default=browser_language(),
-              format_func=LANGUAGES.get, horizontal=True)
+    url_radio(
+        "Language / 语言",
+        list(LANGUAGES),
+        key="lang",
+        default=browser_language(),
+        format_func=LANGUAGES.get,
+        horizontal=True,
+    )
 
 PAGES = [
     ("home", "pages/1_home.py", ":material/home:"),

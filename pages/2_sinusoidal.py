@@ -22,13 +22,32 @@ with errors_shown():
     params = (("base", base), ("d_model", d), ("layout", layout), ("n_positions", n))
 
     table = cache.family_matrix(FAMILY.key, params)
-    show(figures.heatmap(table, title=t("sinusoidal.table"), x_title=t("axis.dimension"),
-                         y_title=t("axis.position"), colorbar_title="PE", downsampled_note=t("figure.downsampled")),
-         notice=t("sinusoidal.table.notice"))
+    show(
+        figures.heatmap(
+            table,
+            title=t("sinusoidal.table"),
+            x_title=t("axis.dimension"),
+            y_title=t("axis.position"),
+            colorbar_title="PE",
+            downsampled_note=t("figure.downsampled"),
+        ),
+        notice=t("sinusoidal.table.notice"),
+    )
 
     positions, sim = cache.similarity(FAMILY.key, params, SIMILARITY_POSITIONS)
     step = (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
-    show(figures.heatmap(sim, title=t("figure.similarity"), x_title=t("axis.position"),
-                         y_title=t("axis.position"), zmin=-1.0, zmax=1.0, dx=step, dy=step,
-                         colorbar_title="cos", downsampled_note=t("figure.downsampled")),
-         notice=t("sinusoidal.similarity.notice"))
+    show(
+        figures.heatmap(
+            sim,
+            title=t("figure.similarity"),
+            x_title=t("axis.position"),
+            y_title=t("axis.position"),
+            zmin=-1.0,
+            zmax=1.0,
+            dx=step,
+            dy=step,
+            colorbar_title="cos",
+            downsampled_note=t("figure.downsampled"),
+        ),
+        notice=t("sinusoidal.similarity.notice"),
+    )

@@ -20,12 +20,31 @@ with errors_shown():
     params = (("base", base), ("head_dim", head_dim), ("n_positions", n))
 
     table = cache.family_matrix(FAMILY.key, params)
-    show(figures.heatmap(table, title=t("rope.table"), x_title=t("axis.pair"), y_title=t("axis.position"),
-                         zmin=-1.0, zmax=1.0, colorbar_title="cos", downsampled_note=t("figure.downsampled")),
-         notice=t("rope.table.notice"))
+    show(
+        figures.heatmap(
+            table,
+            title=t("rope.table"),
+            x_title=t("axis.pair"),
+            y_title=t("axis.position"),
+            zmin=-1.0,
+            zmax=1.0,
+            colorbar_title="cos",
+            downsampled_note=t("figure.downsampled"),
+        ),
+        notice=t("rope.table.notice"),
+    )
 
     scores = cache.call(posviz.rope_score_matrix, n, head_dim, base=base)
-    show(figures.heatmap(scores, title=t("rope.scores"), x_title=t("axis.key_position"),
-                         y_title=t("axis.query_position"), zmin=-1.0, zmax=1.0, colorbar_title="q·k / d",
-                         downsampled_note=t("figure.downsampled")),
-         notice=t("rope.scores.notice"))
+    show(
+        figures.heatmap(
+            scores,
+            title=t("rope.scores"),
+            x_title=t("axis.key_position"),
+            y_title=t("axis.query_position"),
+            zmin=-1.0,
+            zmax=1.0,
+            colorbar_title="q·k / d",
+            downsampled_note=t("figure.downsampled"),
+        ),
+        notice=t("rope.scores.notice"),
+    )

@@ -21,12 +21,30 @@ with errors_shown():
         causal = widgets.toggle(FAMILY.param("causal"), key="causal")
 
     slopes = cache.call(posviz.alibi_slopes, n_heads)
-    show(figures.bars([str(h) for h in range(n_heads)], slopes, title=t("alibi.slopes"), x_title=t("axis.head"),
-                      y_title=t("axis.slope"), log_y=True), notice=t("alibi.slopes.notice"))
+    show(
+        figures.bars(
+            [str(h) for h in range(n_heads)],
+            slopes,
+            title=t("alibi.slopes"),
+            x_title=t("axis.head"),
+            y_title=t("axis.slope"),
+            log_y=True,
+        ),
+        notice=t("alibi.slopes.notice"),
+    )
 
     params = (("causal", causal), ("head", head), ("n_heads", n_heads), ("seq_len", seq_len))
     bias = cache.family_matrix(FAMILY.key, params)
-    show(figures.heatmap(bias, title=t("alibi.bias", head=head, slope=f"{slopes[head]:.4g}"),
-                         x_title=t("axis.key_position"), y_title=t("axis.query_position"), colorscale="Viridis",
-                         zmid=None, colorbar_title=t("axis.bias"), downsampled_note=t("figure.downsampled")),
-         notice=t("alibi.bias.notice.causal" if causal else "alibi.bias.notice.symmetric"))
+    show(
+        figures.heatmap(
+            bias,
+            title=t("alibi.bias", head=head, slope=f"{slopes[head]:.4g}"),
+            x_title=t("axis.key_position"),
+            y_title=t("axis.query_position"),
+            colorscale="Viridis",
+            zmid=None,
+            colorbar_title=t("axis.bias"),
+            downsampled_note=t("figure.downsampled"),
+        ),
+        notice=t("alibi.bias.notice.causal" if causal else "alibi.bias.notice.symmetric"),
+    )

@@ -18,10 +18,19 @@ with shaw_tab, errors_shown():
     with c2:
         clip = widgets.number(SHAW.param("max_relative_position"), key="shaw_k", maximum=128)
     index = cache.family_matrix(SHAW.key, (("max_relative_position", clip), ("seq_len", length)))
-    show(figures.heatmap(index, title=t("relative.shaw.index", k=clip), x_title=t("axis.key_position"),
-                         y_title=t("axis.query_position"), colorscale="RdBu_r", zmid=float(clip),
-                         colorbar_title=t("axis.index"), downsampled_note=t("figure.downsampled")),
-         notice=t("relative.shaw.notice"))
+    show(
+        figures.heatmap(
+            index,
+            title=t("relative.shaw.index", k=clip),
+            x_title=t("axis.key_position"),
+            y_title=t("axis.query_position"),
+            colorscale="RdBu_r",
+            zmid=float(clip),
+            colorbar_title=t("axis.index"),
+            downsampled_note=t("figure.downsampled"),
+        ),
+        notice=t("relative.shaw.notice"),
+    )
 
 with t5_tab, errors_shown():
     c1, c2, c3, c4 = st.columns(4)
@@ -33,16 +42,41 @@ with t5_tab, errors_shown():
         max_distance = widgets.number(T5.param("max_distance"), key="t5_max_distance", maximum=1024)
     with c4:
         bidirectional = widgets.toggle(T5.param("bidirectional"), key="t5_bidirectional")
-    params = (("bidirectional", bidirectional), ("max_distance", max_distance), ("num_buckets", buckets),
-              ("seq_len", length))
+    params = (
+        ("bidirectional", bidirectional),
+        ("max_distance", max_distance),
+        ("num_buckets", buckets),
+        ("seq_len", length),
+    )
     matrix = cache.family_matrix(T5.key, params)
-    show(figures.heatmap(matrix, title=t("relative.t5.matrix"), x_title=t("axis.key_position"),
-                         y_title=t("axis.query_position"), colorscale="Turbo", zmid=None,
-                         colorbar_title=t("axis.bucket"), downsampled_note=t("figure.downsampled")),
-         notice=t("relative.t5.matrix.notice"))
+    show(
+        figures.heatmap(
+            matrix,
+            title=t("relative.t5.matrix"),
+            x_title=t("axis.key_position"),
+            y_title=t("axis.query_position"),
+            colorscale="Turbo",
+            zmid=None,
+            colorbar_title=t("axis.bucket"),
+            downsampled_note=t("figure.downsampled"),
+        ),
+        notice=t("relative.t5.matrix.notice"),
+    )
     offsets = np.arange(-2 * max_distance, 2 * max_distance + 1)
-    curve = cache.call(posviz.t5_relative_bucket, tuple(offsets.tolist()), bidirectional=bidirectional,
-                       num_buckets=buckets, max_distance=max_distance)
-    show(figures.lines(offsets, {t("axis.bucket"): curve}, title=t("relative.t5.curve"),
-                       x_title=t("axis.relative"), y_title=t("axis.bucket")),
-         notice=t("relative.t5.curve.notice"))
+    curve = cache.call(
+        posviz.t5_relative_bucket,
+        tuple(offsets.tolist()),
+        bidirectional=bidirectional,
+        num_buckets=buckets,
+        max_distance=max_distance,
+    )
+    show(
+        figures.lines(
+            offsets,
+            {t("axis.bucket"): curve},
+            title=t("relative.t5.curve"),
+            x_title=t("axis.relative"),
+            y_title=t("axis.bucket"),
+        ),
+        notice=t("relative.t5.curve.notice"),
+    )

@@ -28,12 +28,32 @@ with errors_shown():
     content, query = cache.call(posviz.xlnet_masks, tuple(order.tolist()))
     left, right = st.columns(2)
     with left:
-        show(figures.heatmap(content.astype(np.float64), title=t("xlnet.content"), x_title=t("axis.key_token"),
-                             y_title=t("axis.query_token"), colorscale="Blues", zmin=0.0, zmax=1.0, zmid=None,
-                             colorbar_title=t("axis.may_attend")),
-             notice=t("xlnet.content.notice"))
+        show(
+            figures.heatmap(
+                content.astype(np.float64),
+                title=t("xlnet.content"),
+                x_title=t("axis.key_token"),
+                y_title=t("axis.query_token"),
+                colorscale="Blues",
+                zmin=0.0,
+                zmax=1.0,
+                zmid=None,
+                colorbar_title=t("axis.may_attend"),
+            ),
+            notice=t("xlnet.content.notice"),
+        )
     with right:
-        show(figures.heatmap(query.astype(np.float64), title=t("xlnet.query"), x_title=t("axis.key_token"),
-                             y_title=t("axis.query_token"), colorscale="Oranges", zmin=0.0, zmax=1.0, zmid=None,
-                             colorbar_title=t("axis.may_attend")),
-             notice=t("xlnet.query.notice"))
+        show(
+            figures.heatmap(
+                query.astype(np.float64),
+                title=t("xlnet.query"),
+                x_title=t("axis.key_token"),
+                y_title=t("axis.query_token"),
+                colorscale="Oranges",
+                zmin=0.0,
+                zmax=1.0,
+                zmid=None,
+                colorbar_title=t("axis.may_attend"),
+            ),
+            notice=t("xlnet.query.notice"),
+        )

@@ -31,10 +31,10 @@ Example::
 """
 
 from .analysis import (
-    evenly_spaced,
     MAX_SIMILARITY_POSITIONS,
     OffsetProfile,
     cosine_similarity_matrix,
+    evenly_spaced,
     offset_profile,
     position_probe,
     project,

@@ -15,12 +15,18 @@ def _families(_args) -> int:
     rows = []
     for fam in FAMILIES.values():
         params = ", ".join(
-            f"{p.name}={p.default!r}" + (f" [{p.minimum:g}..{p.maximum:g}]" if p.minimum is not None else
-                                          f" {{{', '.join(map(str, p.options))}}}")
+            f"{p.name}={p.default!r}"
+            + (
+                f" [{p.minimum:g}..{p.maximum:g}]"
+                if p.minimum is not None
+                else f" {{{', '.join(map(str, p.options))}}}"
+            )
             for p in fam.params
         )
-        rows.append(f"{fam.key:<11} {fam.summary}\n{'':<11} enters: {fam.enters}; relative: {fam.relative}; "
-                    f"learnable: {fam.learnable}\n{'':<11} {params}")
+        rows.append(
+            f"{fam.key:<11} {fam.summary}\n{'':<11} enters: {fam.enters}; relative: {fam.relative}; "
+            f"learnable: {fam.learnable}\n{'':<11} {params}"
+        )
     print("\n".join(rows))
     return 0
 
@@ -54,8 +60,13 @@ def _table(args) -> int:
             np.save(args.out, matrix)
         else:
             np.savetxt(args.out, matrix, delimiter=",", fmt="%.17g")
-    summary = {"family": fam.key, "params": params, "shape": list(matrix.shape),
-               "min": float(np.min(matrix[np.isfinite(matrix)])), "max": float(np.max(matrix[np.isfinite(matrix)]))}
+    summary = {
+        "family": fam.key,
+        "params": params,
+        "shape": list(matrix.shape),
+        "min": float(np.min(matrix[np.isfinite(matrix)])),
+        "max": float(np.max(matrix[np.isfinite(matrix)])),
+    }
     print(json.dumps(summary))
     return 0
 

@@ -44,8 +44,10 @@ def _png_data_uri(matrix: np.ndarray, colorscale: str, zmin: float, zmax: float)
     from PIL import Image
 
     lut = np.array(
-        [[int(c) for c in s[s.index("(") + 1 : -1].split(",")] for s in sample_colorscale(
-            get_colorscale(colorscale), np.linspace(0, 1, 256), colortype="rgb")],
+        [
+            [int(c) for c in s[s.index("(") + 1 : -1].split(",")]
+            for s in sample_colorscale(get_colorscale(colorscale), np.linspace(0, 1, 256), colortype="rgb")
+        ],
         dtype=np.uint8,
     )
     span = zmax - zmin if zmax > zmin else 1.0
@@ -134,11 +136,19 @@ def heatmap(
                 y=[None],
                 mode="markers",
                 showlegend=False,
-                marker={"colorscale": colorscale, "cmin": lo, "cmax": hi, "color": [lo], "showscale": True,
-                        "colorbar": {"title": {"text": colorbar_title}}},
+                marker={
+                    "colorscale": colorscale,
+                    "cmin": lo,
+                    "cmax": hi,
+                    "color": [lo],
+                    "showscale": True,
+                    "colorbar": {"title": {"text": colorbar_title}},
+                },
             )
         )
-        note = downsampled_note.format(src=f"{source.shape[0]}×{source.shape[1]}", dst=f"{small.shape[0]}×{small.shape[1]}")
+        note = downsampled_note.format(
+            src=f"{source.shape[0]}×{source.shape[1]}", dst=f"{small.shape[0]}×{small.shape[1]}"
+        )
         title = f"{title}<br><sup>{note}</sup>"
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(meta=meta)
@@ -166,7 +176,9 @@ def lines(
     return _style(fig, title, x_title, y_title, height)
 
 
-def bars(labels, values, *, title: str, x_title: str, y_title: str, log_y: bool = False, height: int = 340) -> go.Figure:
+def bars(
+    labels, values, *, title: str, x_title: str, y_title: str, log_y: bool = False, height: int = 340
+) -> go.Figure:
     """A bar chart of ``values`` per label."""
     fig = go.Figure(go.Bar(x=list(labels), y=np.asarray(values, dtype=np.float64)))
     fig.update_yaxes(type="log" if log_y else "linear")

@@ -63,8 +63,7 @@ def finite_table(table, *, name: str = "table", min_rows: int = 1) -> np.ndarray
         raise ValueError(f"{name} must be a numeric matrix (positions x dimensions): {exc}") from None
     if arr.ndim != 2:
         raise ValueError(
-            f"{name} must be 2-D (positions x dimensions); got an array with {arr.ndim} dimension(s), "
-            f"shape {arr.shape}"
+            f"{name} must be 2-D (positions x dimensions); got an array with {arr.ndim} dimension(s), shape {arr.shape}"
         )
     if arr.shape[0] < min_rows or arr.shape[1] < 1:
         raise ValueError(f"{name} needs at least {min_rows} position(s) and 1 dimension; got shape {arr.shape}")

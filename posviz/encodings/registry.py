@@ -8,8 +8,9 @@ and uses to clamp URL values), how it enters the model, and ``build(**params)``:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -154,9 +155,9 @@ FAMILIES: dict[str, Family] = {
                 Param("head", 0, 0, alibi.MAX_HEADS - 1, 1),
                 Param("causal", True, options=(True, False)),
             ),
-            build=lambda n_heads=8, seq_len=32, head=0, causal=True: alibi.alibi_bias(
-                n_heads, seq_len, causal=causal
-            )[min(head, n_heads - 1)],
+            build=lambda n_heads=8, seq_len=32, head=0, causal=True: alibi.alibi_bias(n_heads, seq_len, causal=causal)[
+                min(head, n_heads - 1)
+            ],
             enters="bias",
             relative=True,
             learnable=False,

@@ -196,7 +196,9 @@ def normalize_scaling(scaling: dict | None) -> dict:
     if scaling is None:
         return {"rope_type": "default"}
     if not isinstance(scaling, dict):
-        raise ValueError(f"rope scaling must be a dict such as {{'rope_type': 'linear', 'factor': 2.0}}; got {scaling!r}")
+        raise ValueError(
+            f"rope scaling must be a dict such as {{'rope_type': 'linear', 'factor': 2.0}}; got {scaling!r}"
+        )
     params = dict(scaling)
     params["rope_type"] = params.get("rope_type", params.get("type", "default")) or "default"
     if params["rope_type"] not in _SCALINGS:
@@ -283,7 +285,9 @@ def apply_rope(x, positions, inv_freq, *, layout: str = "half", attention_factor
         raise ValueError(f"cannot apply RoPE: {why}")
     positions = np.asarray(positions)
     if positions.shape != (x.shape[-2],):
-        raise ValueError(f"positions must hold one entry per sequence element ({x.shape[-2]}); got shape {positions.shape}")
+        raise ValueError(
+            f"positions must hold one entry per sequence element ({x.shape[-2]}); got shape {positions.shape}"
+        )
     cos, sin = rope_cos_sin(positions, inv_freq, attention_factor=attention_factor)
     out = x.copy()
     if layout == "half":

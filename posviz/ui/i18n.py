@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import streamlit as st
@@ -14,7 +14,7 @@ LANGUAGES = {"en": "English", "zh": "简体中文"}
 DEFAULT_LANGUAGE = "en"
 
 
-@lru_cache(maxsize=None)
+@cache
 def catalog(lang: str) -> dict[str, str]:
     """The string catalog of ``lang`` (a flat key -> text mapping)."""
     return json.loads((ASSETS / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
@@ -40,7 +40,7 @@ def t(key: str, **values) -> str:
     return text.format(**values) if values else text
 
 
-@lru_cache(maxsize=None)
+@cache
 def _text(page: str, lang: str) -> str:
     return (ASSETS / "texts" / f"{page}.{lang}.md").read_text(encoding="utf-8")
 

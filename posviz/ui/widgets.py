@@ -21,10 +21,28 @@ def number(param: Param, *, key: str, maximum: float | None = None, slider: bool
     hi = param.maximum if maximum is None else min(param.maximum, maximum)
     widget = st.slider if slider else st.number_input
     if isinstance(param.default, int):
-        return widget(_label(param, key), int(param.minimum), int(hi), int(min(param.default, hi)),
-                      step=int(param.step or 1), key=key, bind="query-params", help=t(f"help.{param.name}"), **kwargs)
-    return widget(_label(param, key), float(param.minimum), float(hi), float(param.default),
-                  step=param.step, key=key, bind="query-params", help=t(f"help.{param.name}"), **kwargs)
+        return widget(
+            _label(param, key),
+            int(param.minimum),
+            int(hi),
+            int(min(param.default, hi)),
+            step=int(param.step or 1),
+            key=key,
+            bind="query-params",
+            help=t(f"help.{param.name}"),
+            **kwargs,
+        )
+    return widget(
+        _label(param, key),
+        float(param.minimum),
+        float(hi),
+        float(param.default),
+        step=param.step,
+        key=key,
+        bind="query-params",
+        help=t(f"help.{param.name}"),
+        **kwargs,
+    )
 
 
 def log_number(param: Param, *, key: str, per_decade: int = 4):
@@ -33,8 +51,16 @@ def log_number(param: Param, *, key: str, per_decade: int = 4):
     lo, hi = math.log10(param.minimum), math.log10(param.maximum)
     steps = round((hi - lo) * per_decade)
     values = sorted({int(float(f"{10 ** (lo + i / per_decade):.2g}")) for i in range(steps + 1)} | {int(param.default)})
-    return float(st.select_slider(_label(param, key), options=values, value=int(param.default), key=key,
-                                  bind="query-params", help=t(f"help.{param.name}")))
+    return float(
+        st.select_slider(
+            _label(param, key),
+            options=values,
+            value=int(param.default),
+            key=key,
+            bind="query-params",
+            help=t(f"help.{param.name}"),
+        )
+    )
 
 
 def url_radio(label: str, options: list, *, key: str, default, format_func=str, **kwargs):
@@ -58,11 +84,19 @@ def url_radio(label: str, options: list, *, key: str, default, format_func=str, 
 
 def choice(param: Param, *, key: str, horizontal: bool = True):
     """A radio over a registry parameter's options, labelled through the catalog (``option.<value>``)."""
-    return url_radio(_label(param, key), list(param.options), key=key, default=param.default,
-                     horizontal=horizontal, format_func=lambda v: t(f"option.{v}"), help=t(f"help.{param.name}"))
+    return url_radio(
+        _label(param, key),
+        list(param.options),
+        key=key,
+        default=param.default,
+        horizontal=horizontal,
+        format_func=lambda v: t(f"option.{v}"),
+        help=t(f"help.{param.name}"),
+    )
 
 
 def toggle(param: Param, *, key: str):
     """A toggle for a boolean registry parameter."""
-    return st.toggle(_label(param, key), value=bool(param.default), key=key, bind="query-params",
-                     help=t(f"help.{param.name}"))
+    return st.toggle(
+        _label(param, key), value=bool(param.default), key=key, bind="query-params", help=t(f"help.{param.name}")
+    )

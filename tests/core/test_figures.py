@@ -17,8 +17,16 @@ def _z(fig) -> np.ndarray:
 
 def _block_mean_reference(m: np.ndarray, max_side: int) -> np.ndarray:
     """Scalar loops over the same block edges as the documented rule."""
-    rows = np.linspace(0, m.shape[0], min(max_side, m.shape[0]) + 1).astype(int) if m.shape[0] > max_side else np.arange(m.shape[0] + 1)
-    cols = np.linspace(0, m.shape[1], min(max_side, m.shape[1]) + 1).astype(int) if m.shape[1] > max_side else np.arange(m.shape[1] + 1)
+    rows = (
+        np.linspace(0, m.shape[0], min(max_side, m.shape[0]) + 1).astype(int)
+        if m.shape[0] > max_side
+        else np.arange(m.shape[0] + 1)
+    )
+    cols = (
+        np.linspace(0, m.shape[1], min(max_side, m.shape[1]) + 1).astype(int)
+        if m.shape[1] > max_side
+        else np.arange(m.shape[1] + 1)
+    )
     out = np.empty((len(rows) - 1, len(cols) - 1))
     for i in range(len(rows) - 1):
         for j in range(len(cols) - 1):
