@@ -33,23 +33,33 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     return np.concatenate([_power_of_two_slopes(closest), extra])
 
 
-def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bool = True) -> np.ndarray:
+def alibi_bias(
+    n_heads: int, q_len: int, k_len: int | None = None, *, causal: bool = True, heads=None
+) -> np.ndarray:
     """The bias ALiBi adds to attention scores, shape (n_heads, q_len, k_len), for query i and key j.
 
     causal:     -m_h * (i - j) for j <= i and -inf for j > i (the causal mask, folded in);
     not causal: -m_h * |i - j| (the symmetric variant used by bidirectional encoders).
     Source: Press et al. (2022), equation in section 3.
+
+    ``heads`` (a sequence of head indices) computes only those heads, shape (len(heads), q_len, k_len).
     """
     h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     q = _checks.positive_int("q_len", q_len, maximum=_checks.MAX_POSITIONS)
     k = q if k_len is None else _checks.positive_int("k_len", k_len, maximum=_checks.MAX_POSITIONS)
-    if h * q * k > _checks.MAX_ELEMENTS:
+    slopes = alibi_slopes(h)
+    if heads is not None:
+        index = np.asarray(heads)
+        if index.ndim != 1 or index.dtype.kind not in "iu" or np.any((index < 0) | (index >= h)):
+            raise ValueError(f"heads must be a list of head indices between 0 and {h - 1}; got {heads!r}")
+        slopes = slopes[index]
+    if slopes.size * q * k > _checks.MAX_ELEMENTS:
         raise ValueError(
-            f"an ALiBi bias of {h} heads x {q} x {k} has {h * q * k:,} entries, more than the "
+            f"an ALiBi bias of {slopes.size} heads x {q} x {k} has {slopes.size * q * k:,} entries, more than the "
             f"{_checks.MAX_ELEMENTS:,} posviz computes at once; use fewer heads or shorter lengths"
         )
     distance = np.arange(q)[:, None] - np.arange(k)[None, :]
-    slopes = alibi_slopes(h)[:, None, None]
+    slopes = slopes[:, None, None]
     if not causal:
         return -slopes * np.abs(distance)
     bias = -slopes * distance

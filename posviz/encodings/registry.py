@@ -3,7 +3,7 @@
 Pages, the command line and the comparison views iterate over ``FAMILIES`` instead of naming families by hand,
 so adding a family is one module in ``posviz/encodings``, one entry here, one page and its texts.
 Each entry says what the family's parameters are (with ranges and defaults, which the UI turns into controls
-and uses to clamp URL values), how it enters the model, and ``build(**params)``: the matrix its page shows first.
+and ``Param.clamp`` coerces into range), how it enters the model, and ``build(**params)``: the matrix its page shows first.
 """
 
 from __future__ import annotations
@@ -155,9 +155,9 @@ FAMILIES: dict[str, Family] = {
                 Param("head", 0, 0, alibi.MAX_HEADS - 1, 1),
                 Param("causal", True, options=(True, False)),
             ),
-            build=lambda n_heads=8, seq_len=32, head=0, causal=True: alibi.alibi_bias(n_heads, seq_len, causal=causal)[
-                min(head, n_heads - 1)
-            ],
+            build=lambda n_heads=8, seq_len=32, head=0, causal=True: alibi.alibi_bias(
+                n_heads, seq_len, causal=causal, heads=[min(head, n_heads - 1)]
+            )[0],
             enters="bias",
             relative=True,
             learnable=False,

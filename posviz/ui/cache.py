@@ -13,6 +13,8 @@ import posviz
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
+    if array.base is not None:  # a view would keep its whole parent array alive in the cache
+        array = array.copy()
     array.flags.writeable = False
     return array
 

@@ -90,7 +90,7 @@ def choice(param: Param, *, key: str, horizontal: bool = True):
         key=key,
         default=param.default,
         horizontal=horizontal,
-        format_func=lambda v: t(f"option.{v}"),
+        format_func={o: t(f"option.{o}") for o in param.options}.get,
         help=t(f"help.{param.name}"),
     )
 

@@ -1,0 +1,226 @@
+"""Helpers of the app tests: open a page in AppTest, read the plotly figures back as numpy arrays, look up the
+string catalogs independently of ``posviz.ui``.
+
+Every helper reads the sources of truth directly (``app.py``'s page list, ``assets/i18n/*.json``), so a test
+compares what the app shows with what the files and the core say, not with the app's own lookups.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import io
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+APP_FILE = ROOT / "app.py"
+I18N = ROOT / "assets" / "i18n"
+TEXTS = ROOT / "assets" / "texts"
+TIMEOUT = 60
+
+
+@cache
+def app_pages() -> tuple[tuple[str, str], ...]:
+    """``(name, script path)`` of every page, read from the ``PAGES`` list literal of app.py."""
+    tree = ast.parse(APP_FILE.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets):
+            return tuple((ast.literal_eval(e.elts[0]), ast.literal_eval(e.elts[1])) for e in node.value.elts)
+    raise AssertionError("app.py has no PAGES = [...] list to read the pages from")
+
+
+PAGE_NAMES = tuple(name for name, _ in app_pages())
+PAGE_FILES = dict(app_pages())
+LANGS = ("en", "zh")
+
+
+@cache
+def catalog(lang: str) -> dict[str, str]:
+    return json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
+
+
+def tr(lang: str, key: str, **values) -> str:
+    """The catalog text of ``key`` in ``lang`` (no fallback: a missing key fails the test loudly)."""
+    text = catalog(lang)[key]
+    return text.format(**values) if values else text
+
+
+def teaching_text(page: str, lang: str) -> str:
+    return (TEXTS / f"{page}.{lang}.md").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------- running the app
+
+
+def open_page(page: str, *, query: dict | None = None, lang: str | None = None, locale: str | None = None) -> AppTest:
+    """A fresh AppTest of app.py that opens ``page`` directly (like a deep link) and has run once.
+
+    ``query`` is the URL's query string, ``lang`` the language chosen in the sidebar (set as the widget's
+    session state, as a click on the radio would), ``locale`` the browser's language (``st.context.locale``).
+    """
+    at = AppTest.from_file(str(APP_FILE), default_timeout=TIMEOUT)
+    if page != "home":
+        at.switch_page(PAGE_FILES[page])
+    if query:
+        at.query_params.update(query)
+    if lang is not None:
+        at.session_state["lang"] = lang
+    if locale is not None:
+        at.context["locale"] = locale
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    """No uncaught exception and no st.error on the page."""
+    assert not at.exception, "uncaught exception:\n" + "\n".join(e.value for e in at.exception)
+    assert not at.error, "st.error shown: " + " | ".join(e.value for e in at.error)
+
+
+def widget(at: AppTest, key: str):
+    """The widget with ``key`` whatever its kind (slider, select_slider, number_input, toggle, radio)."""
+    for kind in ("slider", "select_slider", "number_input", "toggle", "radio", "checkbox"):
+        for w in getattr(at, kind):
+            if w.key == key:
+                return w
+    raise AssertionError(f"no widget with key {key!r} on the page")
+
+
+def has_widget(at: AppTest, key: str) -> bool:
+    try:
+        widget(at, key)
+    except AssertionError:
+        return False
+    return True
+
+
+def button(at: AppTest, label: str):
+    matches = [b for b in at.button if b.label == label]
+    assert matches, f"no button labelled {label!r}; buttons: {[b.label for b in at.button]}"
+    return matches[0]
+
+
+# ------------------------------------------------------------------------------------------- reading figures
+
+
+def figures(at: AppTest) -> list[dict]:
+    """Every plotly chart of the page as a figure dict, in page order."""
+    return [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+
+
+def as_array(value) -> np.ndarray:
+    """A plotly array as float64: a typed array ``{"dtype", "bdata", "shape"}`` or a (nested) list with
+    ``None`` for missing values."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape is not None:
+            dims = [int(s) for s in str(shape).split(",")] if isinstance(shape, str) else list(shape)
+            arr = arr.reshape(dims)
+        return arr.astype(np.float64)
+    if isinstance(value, dict):
+        raise AssertionError(f"unexpected plotly array encoding: {sorted(value)}")
+
+    def clean(v):
+        if isinstance(v, list):
+            return [clean(x) for x in v]
+        return np.nan if v is None else v
+
+    return np.asarray(clean(value), dtype=np.float64)
+
+
+def title(fig: dict) -> str:
+    t = fig["layout"].get("title", {})
+    return t.get("text", "") if isinstance(t, dict) else str(t)
+
+
+def heatmap_z(fig: dict) -> np.ndarray:
+    """The exact matrix of a heatmap figure (not a downsampled image)."""
+    trace = fig["data"][0]
+    assert trace["type"] == "heatmap", f"expected an exact heatmap, got a {trace['type']} trace"
+    assert fig["layout"]["meta"]["downsampled"] is False
+    z = as_array(trace["z"])
+    assert list(z.shape) == fig["layout"]["meta"]["shape"] == fig["layout"]["meta"]["source_shape"]
+    return z
+
+
+def image_rgba(fig: dict) -> np.ndarray:
+    """The PNG of a downsampled heatmap as an (rows, cols, 4) uint8 array."""
+    from PIL import Image
+
+    trace = fig["data"][0]
+    assert trace["type"] == "image", f"expected a downsampled image, got a {trace['type']} trace"
+    uri = trace["source"]
+    assert uri.startswith("data:image/png;base64,")
+    return np.asarray(Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1]))).convert("RGBA"))
+
+
+def assert_matrix(got: np.ndarray, expected, *, atol: float = 1e-6, what: str = "") -> None:
+    """``got`` (float32 in the chart) equals ``expected`` (float64); NaN in ``got`` exactly where ``expected``
+    is not finite (masks are drawn blank)."""
+    expected = np.asarray(expected, dtype=np.float64)
+    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+    blank = ~np.isfinite(expected)
+    np.testing.assert_array_equal(np.isnan(got), blank, err_msg=f"{what}: blank cells differ")
+    np.testing.assert_allclose(got[~blank], expected[~blank], rtol=0, atol=atol, err_msg=what)
+
+
+def default_titles(page: str, lang: str) -> list[str]:
+    """The figure titles of a page's default view, from the catalog of ``lang``."""
+    keys = {
+        "home": [],
+        "sinusoidal": [("sinusoidal.table", {}), ("figure.similarity", {})],
+        "learned": [("learned.table", {}), ("figure.similarity", {})],
+        "rope": [("rope.table", {}), ("rope.scores", {})],
+        # 8 heads: head 0 has slope 2^-1, shown with 4 significant digits
+        "alibi": [("alibi.slopes", {}), ("alibi.bias", {"head": 0, "slope": "0.5"})],
+        "relative": [("relative.shaw.index", {"k": 8}), ("relative.t5.matrix", {}), ("relative.t5.curve", {})],
+        "xlnet": [("xlnet.content", {}), ("xlnet.query", {})],
+    }[page]
+    return [tr(lang, key, **values) for key, values in keys]
+
+
+# ---------------------------------------------------------------------- closed forms the charts are checked against
+
+
+def sinusoidal_formula(n, d, base=10000.0, layout="interleaved"):
+    """PE[p, 2k] = sin(p w_k), PE[p, 2k + 1] = cos(p w_k), w_k = base^(-2k / d) (Vaswani et al. 2017); even d."""
+    omega = base ** (-np.arange(0, d, 2) / d)
+    angles = np.arange(n)[:, None] * omega[None, :]
+    if layout == "halves":
+        return np.concatenate([np.sin(angles), np.cos(angles)], axis=1)
+    table = np.empty((n, d))
+    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)
+    return table
+
+
+def sinusoidal_similarity_formula(n, d, base=10000.0):
+    """Every row has norm sqrt(d / 2) and PE(i) . PE(j) = sum_k cos((i - j) w_k), so S depends on i - j only."""
+    omega = base ** (-np.arange(0, d, 2) / d)
+    lag = np.arange(n)[:, None] - np.arange(n)[None, :]
+    return np.cos(lag[..., None] * omega).sum(axis=-1) / (d / 2)
+
+
+def rope_table_formula(n, head_dim, base=10000.0):
+    """cos(m theta_i), theta_i = base^(-2i / d), i = 0 .. d/2 - 1 (Su et al. 2021)."""
+    theta = base ** (-np.arange(0, head_dim, 2) / head_dim)
+    return np.cos(np.arange(n)[:, None] * theta[None, :])
+
+
+def rope_score_formula(n, head_dim, base=10000.0):
+    """q = k = ones: S[m, n] = mean_i cos((m - n) theta_i)."""
+    theta = base ** (-np.arange(0, head_dim, 2) / head_dim)
+    lag = np.arange(n)[:, None] - np.arange(n)[None, :]
+    return np.cos(lag[..., None] * theta).mean(axis=-1)
+
+
+def order_on_page(at) -> list[int]:
+    """The factorisation order printed on the XLNet page (any language: the numbers between the arrows)."""
+    texts = [m.value for m in at.markdown if "→" in m.value]
+    assert len(texts) == 1, texts
+    return [int(v) for v in re.findall(r"\d+", texts[0].split("**")[1])]

@@ -1,0 +1,40 @@
+"""Fixtures of the app tests. AppTest resolves app.py and the pages from the repository root."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import pytest
+
+from ._support import ROOT, open_page
+
+if str(ROOT) not in sys.path:  # posviz importable from scripts AppTest runs (from_function too)
+    sys.path.insert(0, str(ROOT))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _repo_root():
+    """Run from the repository root: app.py opens ``assets/...`` and ``pages/...`` relative to it."""
+    previous = os.getcwd()
+    os.chdir(ROOT)
+    # Streamlit logs "missing ScriptRunContext" for every cached call made outside a script run; keep the
+    # report readable (errors still show).
+    logging.getLogger("streamlit").setLevel(logging.ERROR)
+    yield
+    os.chdir(previous)
+
+
+@pytest.fixture(scope="session")
+def default_view():
+    """``default_view(page, lang="en")``: the page opened with no query string, run once and shared between the
+    tests of a session. Read it, never interact with it (use ``open_page`` for a view of your own)."""
+    views = {}
+
+    def get(page: str, lang: str = "en"):
+        if (page, lang) not in views:
+            views[page, lang] = open_page(page, lang=lang)
+        return views[page, lang]
+
+    return get

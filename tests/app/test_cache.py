@@ -1,0 +1,57 @@
+"""The pages' caches (posviz/ui/cache.py): results equal the core's, are read-only, and a cached entry keeps only
+the array the page shows alive (``st.cache_resource`` holds up to 48 entries per function for the session's
+lifetime, so an entry that pins a larger base array multiplies the server's memory)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import posviz
+from posviz.ui import cache
+
+
+def owned_bytes(array: np.ndarray) -> int:
+    """Bytes of the array that really holds ``array``'s memory (a view keeps its whole base alive)."""
+    while isinstance(array.base, np.ndarray):
+        array = array.base
+    return array.nbytes
+
+
+@pytest.mark.parametrize("key", list(posviz.FAMILIES))
+def test_family_matrix_is_the_core_result_read_only(key):
+    fam = posviz.family(key)
+    params = tuple(sorted(fam.defaults().items()))
+    got = cache.family_matrix(key, params)
+    np.testing.assert_array_equal(got, np.asarray(fam.build(**fam.defaults())))
+    assert not got.flags.writeable
+    with pytest.raises(ValueError):
+        got[0, 0] = 1
+
+
+@pytest.mark.parametrize("key", list(posviz.FAMILIES))
+def test_cached_entry_holds_only_the_shown_matrix(key):
+    """E.g. ALiBi shows one head: the entry must not keep the bias of every head alive (at the page's limits,
+    64 heads x 1024 x 1024, that is 512 MiB pinned for an 8 MiB picture, per entry)."""
+    fam = posviz.family(key)
+    got = cache.family_matrix(key, tuple(sorted(fam.defaults().items())))
+    assert owned_bytes(got) == got.nbytes, (
+        f"the cached {key} matrix ({got.nbytes:,} bytes) keeps a {owned_bytes(got):,}-byte base array alive")
+
+
+def test_cache_is_keyed_by_parameters():
+    a = cache.family_matrix("alibi", (("causal", True), ("head", 1), ("n_heads", 8), ("seq_len", 16)))
+    b = cache.family_matrix("alibi", (("causal", True), ("head", 2), ("n_heads", 8), ("seq_len", 16)))
+    np.testing.assert_array_equal(a, posviz.alibi_bias(8, 16)[1])
+    np.testing.assert_array_equal(b, posviz.alibi_bias(8, 16)[2])
+    assert cache.call(posviz.alibi_slopes, 4) is cache.call(posviz.alibi_slopes, 4)  # a hit returns the entry
+    np.testing.assert_array_equal(cache.call(posviz.alibi_slopes, 5), posviz.alibi_slopes(5))
+
+
+def test_similarity_uses_evenly_spaced_positions():
+    params = (("base", 10000.0), ("d_model", 16), ("layout", "interleaved"), ("n_positions", 50))
+    positions, sim = cache.similarity("sinusoidal", params, 10)
+    np.testing.assert_array_equal(positions, np.unique(np.round(np.linspace(0, 49, 10)).astype(int)))
+    assert positions[0] == 0 and positions[-1] == 49
+    table = posviz.sinusoidal(50, 16)
+    np.testing.assert_allclose(sim, posviz.cosine_similarity_matrix(table[positions]), atol=1e-12)

@@ -1,0 +1,89 @@
+"""Bad input shows a readable st.error with the core's message, never a traceback; the rest of the page stays."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import posviz
+
+from ._support import TIMEOUT, assert_matrix, figures, heatmap_z, open_page, tr
+
+
+def core_message(func, *args, **kwargs) -> str:
+    with pytest.raises(ValueError) as info:
+        func(*args, **kwargs)
+    return str(info.value)
+
+
+@pytest.mark.parametrize(("controls", "kwargs"), [
+    ({"t5_buckets": 2}, dict(num_buckets=2, max_distance=128, bidirectional=True)),  # one bucket per side
+    ({"t5_max_distance": 4}, dict(num_buckets=32, max_distance=4, bidirectional=True)),  # inside the exact region
+], ids=["too-few-buckets", "max-distance-too-small"])
+def test_t5_settings_that_cannot_work_show_an_error(controls, kwargs):
+    """Reachable with the sliders: the T5 tab shows the core's reason; the Shaw tab is still drawn."""
+    at = open_page("relative")
+    for key, value in controls.items():
+        at.slider(key=key).set_value(value)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    message = core_message(posviz.t5_bucket_matrix, 64, 64, **kwargs)
+    assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=message)]
+    figs = figures(at)
+    assert len(figs) == 1  # the Shaw index only
+    assert_matrix(heatmap_z(figs[0]), posviz.shaw_relative_index(32, 32, 8))
+    at.slider(key="t5_buckets").set_value(32)
+    at.slider(key="t5_max_distance").set_value(128)
+    at.run()
+    assert not at.error and len(figures(at)) == 3  # back to a drawable setting
+
+
+def test_odd_head_dim_from_the_url_shows_an_error():
+    """The slider steps by 2 but a hand-edited URL can say head_dim=7: RoPE cannot rotate an odd dimension."""
+    at = open_page("rope", query={"head_dim": "7"})
+    assert not at.exception, [e.value for e in at.exception]
+    message = core_message(posviz.rope_inv_freq, 7)
+    assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=message)]
+    assert [t.value for t in at.title] == [tr("en", "page.rope")]
+
+
+def test_error_is_shown_in_the_chosen_language():
+    at = open_page("relative", query={"t5_buckets": "2"}, lang="zh")
+    assert not at.exception
+    message = core_message(posviz.t5_bucket_matrix, 64, 64, num_buckets=2, max_distance=128)
+    assert [e.value for e in at.error] == [tr("zh", "error.bad_input", message=message)]
+
+
+def _errors_shown_script(kind: str) -> None:
+    import streamlit as st
+
+    from posviz.ui import errors_shown
+
+    with errors_shown():
+        st.write("before")
+        if kind == "value":
+            raise ValueError("head_dim must be even; got 7")
+        if kind == "index":
+            raise IndexError("position 9 is outside the learned table")
+        raise TypeError("a programming error")
+    st.write("after")
+
+
+@pytest.mark.parametrize(("kind", "message"), [
+    ("value", "head_dim must be even; got 7"),
+    ("index", "position 9 is outside the learned table"),
+])
+def test_errors_shown_turns_core_errors_into_a_message(kind, message):
+    at = AppTest.from_function(_errors_shown_script, args=(kind,), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=message)]
+    assert [m.value for m in at.markdown] == ["before", "after"]  # the script goes on after the block
+
+
+def test_errors_shown_does_not_hide_programming_errors():
+    at = AppTest.from_function(_errors_shown_script, args=("type",), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.error
+    assert len(at.exception) == 1  # its text is redacted (.streamlit/config.toml: showErrorDetails = "none")
+    assert [m.value for m in at.markdown] == ["before"]

@@ -1,0 +1,79 @@
+"""Both languages: every page renders in English and in Chinese, and what it shows (title, teaching text, figure
+titles, control labels, captions) is the catalog text of the chosen language."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ._support import (
+    LANGS,
+    PAGE_NAMES,
+    assert_clean,
+    catalog,
+    default_titles,
+    figures,
+    heatmap_z,
+    open_page,
+    teaching_text,
+    title,
+    tr,
+)
+
+CONTROL_KINDS = ("slider", "select_slider", "number_input", "toggle", "radio")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("page", PAGE_NAMES)
+def test_page_in_each_language(default_view, page, lang):
+    at = default_view(page, lang)
+    assert_clean(at)
+    assert [t.value for t in at.title] == [tr(lang, f"page.{page}")]
+    assert teaching_text(page, lang).strip() in [m.value.strip() for m in at.markdown]
+    assert [title(f) for f in figures(at)] == default_titles(page, lang)
+    params = {v for k, v in catalog(lang).items() if k.startswith("param.")}
+    labels = [w.label for kind in CONTROL_KINDS for w in getattr(at.main, kind)]
+    assert all(label in params for label in labels), f"labels not from the {lang} catalog: {labels}"
+    if page != "home":
+        texts = set(catalog(lang).values())
+        assert at.caption and all(c.value in texts for c in at.caption), [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("page", [p for p in PAGE_NAMES if p != "home"])
+def test_chinese_view_shows_chinese_and_the_same_numbers(default_view, page):
+    en, zh = default_view(page, "en"), default_view(page, "zh")
+    assert tr("zh", f"page.{page}") != tr("en", f"page.{page}")
+    for fig_en, fig_zh in zip(figures(en), figures(zh), strict=True):
+        assert title(fig_en) != title(fig_zh)
+        if fig_en["data"][0]["type"] == "heatmap":
+            np.testing.assert_array_equal(heatmap_z(fig_en), heatmap_z(fig_zh))
+
+
+def test_switching_the_language_redraws_in_place():
+    at = open_page("rope")
+    at.slider(key="head_dim").set_value(16).run()
+    before = [heatmap_z(f) for f in figures(at)]
+    at.radio(key="lang").set_value("zh").run()
+    assert_clean(at)
+    assert [t.value for t in at.title] == [tr("zh", "page.rope")]
+    assert [title(f) for f in figures(at)] == [tr("zh", "rope.table"), tr("zh", "rope.scores")]
+    assert at.slider(key="head_dim").value == 16  # the view is kept
+    for old, new in zip(before, (heatmap_z(f) for f in figures(at)), strict=True):
+        np.testing.assert_array_equal(old, new)
+    at.radio(key="lang").set_value("en").run()
+    assert [t.value for t in at.title] == [tr("en", "page.rope")]
+
+
+@pytest.mark.parametrize(("locale", "lang"), [("zh-CN", "zh"), ("zh-TW", "zh"), ("en-GB", "en"), ("de-DE", "en")])
+def test_default_language_follows_the_browser(locale, lang):
+    at = open_page("home", locale=locale)
+    assert_clean(at)
+    assert at.radio(key="lang").value == lang
+    assert [t.value for t in at.title] == [tr(lang, "page.home")]
+
+
+def test_language_chosen_in_the_sidebar_beats_the_browser():
+    at = open_page("home", locale="zh-CN", lang="en")
+    assert [t.value for t in at.title] == [tr("en", "page.home")]
+    at = open_page("xlnet", query={"lang": "en"}, locale="zh-CN")
+    assert [t.value for t in at.title] == [tr("en", "page.xlnet")]
