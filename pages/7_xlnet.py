@@ -11,7 +11,8 @@ FAMILY = posviz.family("xlnet")
 
 
 def _shuffle() -> None:
-    st.session_state["seed"] = int(st.session_state.get("seed", 0)) + 1
+    """Next seed, wrapping round at the largest one."""
+    st.session_state["seed"] = int(st.session_state.get("seed", 0)) % int(FAMILY.param("seed").maximum) + 1
 
 
 intro("xlnet")
