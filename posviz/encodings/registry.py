@@ -188,8 +188,8 @@ FAMILIES: dict[str, Family] = {
             page="pages/6_relative.py",
             params=(
                 Param("seq_len", 64, 1, 4096, 1),
-                Param("num_buckets", 32, 2, 256, 2),
-                Param("max_distance", 128, 2, 4096, 1),
+                Param("num_buckets", 32, 4, 256, 2),
+                Param("max_distance", 128, 16, 4096, 1),
                 Param("bidirectional", True, options=(True, False)),
             ),
             build=lambda seq_len=64, num_buckets=32, max_distance=128, bidirectional=True: relative.t5_bucket_matrix(

@@ -17,9 +17,10 @@ def core_message(func, *args, **kwargs) -> str:
 
 
 @pytest.mark.parametrize(("controls", "kwargs"), [
-    ({"t5_buckets": 2}, dict(num_buckets=2, max_distance=128, bidirectional=True)),  # one bucket per side
-    ({"t5_max_distance": 4}, dict(num_buckets=32, max_distance=4, bidirectional=True)),  # inside the exact region
-], ids=["too-few-buckets", "max-distance-too-small"])
+    # 128 buckets leave an exact region of 32 positions per side, which a max distance of 16 cannot exceed
+    ({"t5_buckets": 128, "t5_max_distance": 16}, dict(num_buckets=128, max_distance=16, bidirectional=True)),
+    ({"t5_buckets": 64, "t5_max_distance": 16}, dict(num_buckets=64, max_distance=16, bidirectional=True)),
+], ids=["exact-region-32", "exact-region-16"])
 def test_t5_settings_that_cannot_work_show_an_error(controls, kwargs):
     """Reachable with the sliders: the T5 tab shows the core's reason; the Shaw tab is still drawn."""
     at = open_page("relative")
@@ -48,9 +49,9 @@ def test_odd_head_dim_from_the_url_shows_an_error():
 
 
 def test_error_is_shown_in_the_chosen_language():
-    at = open_page("relative", query={"t5_buckets": "2"}, lang="zh")
+    at = open_page("relative", query={"t5_buckets": "128", "t5_max_distance": "16"}, lang="zh")
     assert not at.exception
-    message = core_message(posviz.t5_bucket_matrix, 64, 64, num_buckets=2, max_distance=128)
+    message = core_message(posviz.t5_bucket_matrix, 64, 64, num_buckets=128, max_distance=16)
     assert [e.value for e in at.error] == [tr("zh", "error.bad_input", message=message)]
 
 

@@ -1,0 +1,326 @@
+"""posviz.analysis: cosine similarity, offset profiles, 2-D projections and the linear position probe.
+
+Oracles: scikit-learn (cosine_similarity, PCA), explicit loops over pairs, and closed forms derived from the
+sinusoidal formula.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.decomposition import PCA
+from sklearn.metrics.pairwise import cosine_similarity
+
+import posviz
+
+FAST = settings(max_examples=50, deadline=None)
+
+
+def random_table(n, d, seed=0, scale=1.0):
+    return np.random.default_rng(seed).normal(scale=scale, size=(n, d))
+
+
+# ------------------------------------------------------------------------------------------------ cosine
+
+
+@pytest.mark.parametrize("n,d", [(1, 1), (2, 3), (40, 8), (128, 64), (10, 300)])
+def test_cosine_matches_sklearn(n, d):
+    table = random_table(n, d, seed=n * d)
+    got = posviz.cosine_similarity_matrix(table)
+    assert got.shape == (n, n)
+    np.testing.assert_allclose(got, cosine_similarity(table), rtol=0, atol=1e-12)
+
+
+def test_cosine_zero_row_like_sklearn():
+    table = random_table(6, 4)
+    table[2] = 0.0
+    got = posviz.cosine_similarity_matrix(table)
+    np.testing.assert_allclose(got, cosine_similarity(table), atol=1e-12)
+    assert np.all(got[2] == 0) and np.all(got[:, 2] == 0)
+
+
+def test_cosine_sinusoidal_table_matches_sklearn():
+    table = posviz.sinusoidal(200, 32)
+    np.testing.assert_allclose(posviz.cosine_similarity_matrix(table), cosine_similarity(table), atol=1e-12)
+
+
+@FAST
+@given(n=st.integers(1, 30), d=st.integers(1, 30), seed=st.integers(0, 2**32 - 1),
+       log_scale=st.floats(-3, 3))
+def test_cosine_properties(n, d, seed, log_scale):
+    table = random_table(n, d, seed=seed)
+    s = posviz.cosine_similarity_matrix(table)
+    np.testing.assert_allclose(s, s.T, atol=1e-15)
+    np.testing.assert_allclose(np.diag(s), 1.0, atol=1e-12)
+    assert np.all(np.abs(s) <= 1.0)
+    # invariant to positive rescaling of each row
+    scales = 10.0 ** (log_scale + np.random.default_rng(seed).uniform(-1, 1, size=(n, 1)))
+    np.testing.assert_allclose(posviz.cosine_similarity_matrix(table * scales), s, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------------------------ offset profile
+
+
+def profile_loop(table):
+    n = table.shape[0]
+    cos_mean, dot_mean = np.zeros(n), np.zeros(n)
+    for k in range(n):
+        cos_vals, dot_vals = [], []
+        for i in range(n - k):
+            a, b = table[i], table[i + k]
+            dot = float(np.dot(a, b))
+            na, nb = np.linalg.norm(a), np.linalg.norm(b)
+            cos_vals.append(dot / (na * nb) if na > 0 and nb > 0 else 0.0)
+            dot_vals.append(dot)
+        cos_mean[k], dot_mean[k] = np.mean(cos_vals), np.mean(dot_vals)
+    return cos_mean, dot_mean
+
+
+@pytest.mark.parametrize("maker", [
+    lambda: random_table(1, 5),
+    lambda: random_table(2, 1),
+    lambda: random_table(37, 6, seed=3),
+    lambda: random_table(64, 300, seed=4, scale=0.02),
+    lambda: posviz.sinusoidal(50, 16),
+    lambda: posviz.sinusoidal(33, 7, layout="halves"),
+    lambda: random_table(20, 3, seed=5) + 100.0,  # large common offset: dot products ~ 3e4
+])
+def test_offset_profile_matches_loop(maker):
+    table = maker()
+    n = table.shape[0]
+    prof = posviz.offset_profile(table)
+    cos_mean, dot_mean = profile_loop(table)
+    np.testing.assert_array_equal(prof.offsets, np.arange(n))
+    np.testing.assert_array_equal(prof.pairs, n - np.arange(n))
+    np.testing.assert_allclose(prof.mean_cosine, cos_mean, rtol=0, atol=1e-9)
+    scale = max(1.0, float(np.max(np.abs(dot_mean))))
+    np.testing.assert_allclose(prof.mean_dot, dot_mean, rtol=0, atol=1e-9 * scale)
+    assert prof.mean_cosine[0] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_offset_profile_zero_row():
+    table = random_table(10, 4)
+    table[3] = 0.0
+    cos_mean, dot_mean = profile_loop(table)
+    prof = posviz.offset_profile(table)
+    np.testing.assert_allclose(prof.mean_cosine, cos_mean, atol=1e-9)
+    np.testing.assert_allclose(prof.mean_dot, dot_mean, atol=1e-9)
+
+
+@pytest.mark.parametrize("n,half_d,base", [(64, 8, 10000.0), (200, 32, 10000.0), (128, 16, 100.0)])
+def test_sinusoidal_similarity_depends_only_on_offset(n, half_d, base):
+    d = 2 * half_d
+    table = posviz.sinusoidal(n, d, base=base)
+    sim = posviz.cosine_similarity_matrix(table)
+    prof = posviz.offset_profile(table)
+    omega = base ** (-2 * np.arange(half_d) / d)
+    for k in range(n):
+        diagonal = np.diagonal(sim, offset=k)
+        # PE(i) . PE(i+k) = sum_w sin(iw)sin((i+k)w) + cos(iw)cos((i+k)w) = sum_w cos(kw); norms^2 = d/2
+        closed_form = np.sum(np.cos(k * omega)) / half_d
+        np.testing.assert_allclose(diagonal, closed_form, atol=1e-10)
+        np.testing.assert_allclose(np.diagonal(sim, offset=-k), closed_form, atol=1e-10)
+        assert prof.mean_cosine[k] == pytest.approx(closed_form, abs=1e-9)
+        assert prof.mean_dot[k] == pytest.approx(np.sum(np.cos(k * omega)), abs=1e-9 * d)
+
+
+# ------------------------------------------------------------------------------------------------ projection
+
+
+def _check_pca_against_sklearn(table):
+    got = posviz.project(table, method="pca")
+    ref = PCA(n_components=2, svd_solver="full").fit(table)
+    want = ref.transform(table)
+    assert got.shape == (table.shape[0], 2)
+    scale = max(1.0, float(np.max(np.abs(want))))
+    for c in range(2):
+        sign = 1.0 if np.dot(got[:, c], want[:, c]) >= 0 else -1.0
+        np.testing.assert_allclose(got[:, c], sign * want[:, c], rtol=0, atol=1e-8 * scale)
+    return got, ref
+
+
+@pytest.mark.parametrize("maker", [
+    lambda: random_table(30, 5, seed=1) * np.array([5.0, 3.0, 1.0, 0.5, 0.1]),  # well separated variances
+    lambda: posviz.sinusoidal(100, 16),
+    lambda: random_table(50, 200, seed=2) * np.linspace(3, 0.1, 200),
+])
+def test_pca_matches_sklearn_up_to_sign(maker):
+    table = maker()
+    got, ref = _check_pca_against_sklearn(table)
+    # documented sign convention: each axis signed so that its largest-magnitude loading is positive
+    centred = table - table.mean(axis=0)
+    for c in range(2):
+        v = ref.components_[c]
+        v = v * np.sign(v[np.argmax(np.abs(v))])
+        np.testing.assert_allclose(got[:, c], centred @ v, atol=1e-8 * max(1.0, float(np.max(np.abs(got)))))
+
+
+def test_pca_first_axis_variance_is_largest_and_coordinates_centred():
+    table = random_table(80, 6, seed=9) * np.array([4.0, 2.0, 1.0, 1.0, 0.5, 0.1])
+    got = posviz.project(table)
+    np.testing.assert_allclose(got.mean(axis=0), 0.0, atol=1e-10)
+    assert got[:, 0].var() >= got[:, 1].var()
+    # PCA of the full table keeps the squared distances' top-2 share: sum of coords^2 = top two eigenvalues
+    eig = np.sort(np.linalg.eigvalsh(np.cov((table - table.mean(0)).T, bias=True)))[::-1]
+    np.testing.assert_allclose(np.sum(got**2, axis=0) / len(table), eig[:2], rtol=1e-9)
+
+
+def test_pca_of_one_dimensional_table():
+    table = np.arange(10, dtype=float)[:, None] * 2.0 - 3.0
+    got = posviz.project(table)
+    np.testing.assert_allclose(got[:, 0], table[:, 0] - table[:, 0].mean(), atol=1e-12)
+    np.testing.assert_array_equal(got[:, 1], 0.0)
+
+
+def test_default_method_is_pca():
+    table = random_table(20, 4, seed=3)
+    np.testing.assert_array_equal(posviz.project(table), posviz.project(table, method="pca"))
+
+
+def test_tsne_shape_finite_and_reproducible():
+    # 40 positions: sklearn's Barnes-Hut t-SNE converges in well under a second here (some sizes take 10 s+)
+    n = 40
+    table = posviz.sinusoidal(n, 16)
+    a = posviz.project(table, method="tsne", seed=1)
+    b = posviz.project(table, method="tsne", seed=1)
+    assert a.shape == (n, 2)
+    assert np.all(np.isfinite(a))
+    np.testing.assert_array_equal(a, b)
+    # t-SNE keeps neighbours: for a sinusoidal table, each position's nearest 2-D neighbour is within a few steps
+    dist = np.linalg.norm(a[:, None, :] - a[None, :, :], axis=-1)
+    np.fill_diagonal(dist, np.inf)
+    nearest = np.argmin(dist, axis=1)
+    assert np.median(np.abs(nearest - np.arange(n))) <= 2
+
+
+# ------------------------------------------------------------------------------------------------ probe
+
+
+@pytest.mark.parametrize("n,d", [(100, 1), (200, 8), (400, 32)])
+def test_probe_near_zero_when_position_is_a_linear_feature(n, d):
+    rng = np.random.default_rng(n + d)
+    table = rng.normal(size=(n, d))
+    table[:, 0] = np.arange(n)
+    # exact fit exists (weight 1 on column 0), so only the small ridge penalty can leave an error; with
+    # alpha << sum (p - mean)^2 ~ n^3 / 12 that error is a tiny fraction of a position
+    assert posviz.position_probe(table) < 0.01
+
+
+def test_probe_near_zero_when_position_is_spread_over_rotated_features():
+    n, d = 300, 10
+    rng = np.random.default_rng(0)
+    raw = rng.normal(size=(n, d))
+    raw[:, 0] = np.arange(n) / 10.0
+    q, _ = np.linalg.qr(rng.normal(size=(d, d)))  # a random rotation mixes position into every column
+    assert posviz.position_probe(raw @ q) < 0.01
+
+
+@pytest.mark.parametrize("n,d,seed", [(400, 4, 0), (400, 4, 1), (600, 6, 2)])
+def test_probe_on_noise_is_the_blind_guess_error(n, d, seed):
+    """A row of pure noise carries no information on its position, so out of sample the regression can do no
+    better than a constant. The best constant for positions 0..n-1 is the median, whose mean absolute error is
+    n/4 (sum |p - n/2| / n); estimation noise and folds whose training mean differs from the held-out mean only
+    add to that. The 0.9 leaves room for the sampling noise of one draw (d/n ~ 1%)."""
+    table = random_table(n, d, seed=seed)
+    assert posviz.position_probe(table) >= 0.9 * n / 4
+
+
+@pytest.mark.parametrize("n,d", [(60, 120), (100, 400)])
+def test_probe_is_cross_validated_on_wide_noise(n, d):
+    """With more noise dimensions than positions a regression can fit the training rows exactly, so an in-sample
+    score would be ~0; held-out rows are still unpredictable, so a cross-validated probe stays >= ~n/4."""
+    assert posviz.position_probe(random_table(n, d, seed=7)) >= 0.9 * n / 4
+
+
+def test_probe_orders_tables_by_how_linear_their_position_is():
+    n = 256
+    linear = posviz.sinusoidal(n, 64, base=10000.0)
+    noise = random_table(n, 64, seed=0)
+    assert posviz.position_probe(linear) < 0.1 * posviz.position_probe(noise)
+
+
+# ------------------------------------------------------------------------------------------------ errors
+
+
+@pytest.mark.parametrize("func", [
+    posviz.cosine_similarity_matrix,
+    posviz.offset_profile,
+    posviz.project,
+    posviz.position_probe,
+    posviz.row_norms,
+])
+@pytest.mark.parametrize("bad,needle", [
+    (np.array([[1.0, np.nan], [0.0, 1.0]]), "NaN"),
+    (np.array([[1.0, np.inf], [0.0, 1.0]]), "infinite"),
+    (np.arange(5.0), "2-D"),
+    (np.zeros((2, 3, 4)), "2-D"),
+    (np.zeros((0, 3)), "(0, 3)"),
+    ([["a", "b"]], "numeric"),
+])
+def test_bad_tables_raise_value_error(func, bad, needle):
+    with pytest.raises(ValueError) as info:
+        func(bad)
+    assert needle in str(info.value)
+
+
+def test_project_unknown_method_names_it():
+    with pytest.raises(ValueError) as info:
+        posviz.project(random_table(10, 3), method="umap")
+    assert "umap" in str(info.value)
+    assert "pca" in str(info.value) and "tsne" in str(info.value)
+
+
+def test_tsne_too_few_positions():
+    with pytest.raises(ValueError) as info:
+        posviz.project(random_table(3, 3), method="tsne")
+    assert "3" in str(info.value)
+
+
+def test_probe_too_few_positions():
+    with pytest.raises(ValueError):
+        posviz.position_probe(random_table(5, 3))
+
+
+def test_row_norms_sinusoidal():
+    for d in (2, 16, 64):
+        np.testing.assert_allclose(posviz.row_norms(posviz.sinusoidal(50, d)), math.sqrt(d / 2), rtol=1e-12)
+
+
+@FAST
+@given(n=st.integers(1, 40), d=st.integers(1, 12), seed=st.integers(0, 2**32 - 1),
+       spread=st.floats(0, 3), shift=st.floats(-5, 5))
+def test_offset_profile_matches_loop_random(n, d, seed, spread, shift):
+    """Rows of very different norms (10^-spread .. 10^spread) and a common offset: the profile must still equal the
+    pairwise loop, to a tolerance relative to the largest dot product (any summation method errs on that scale)."""
+    rng = np.random.default_rng(seed)
+    table = rng.normal(size=(n, d)) * 10.0 ** rng.uniform(-spread, spread, size=(n, 1)) + shift
+    prof = posviz.offset_profile(table)
+    cos_mean, dot_mean = profile_loop(table)
+    energy = float(np.max(np.sum(table**2, axis=1)))
+    np.testing.assert_allclose(prof.mean_dot, dot_mean, rtol=0, atol=1e-9 * max(1.0, energy))
+    np.testing.assert_allclose(prof.mean_cosine, cos_mean, rtol=0, atol=1e-9)
+
+
+def test_similarity_size_limit_names_the_size():
+    limit = posviz.MAX_SIMILARITY_POSITIONS
+    with pytest.raises(ValueError) as info:
+        posviz.cosine_similarity_matrix(np.ones((limit + 1, 1)))
+    assert f"{limit + 1:,}" in str(info.value)
+
+
+@FAST
+@given(n=st.integers(1, 5000), limit=st.integers(2, 600))
+def test_evenly_spaced(n, limit):
+    idx = posviz.evenly_spaced(n, limit)
+    if n <= limit:
+        np.testing.assert_array_equal(idx, np.arange(n))
+        return
+    assert len(idx) == limit  # spacing (n-1)/(limit-1) > 1, so rounding never merges two indices
+    assert idx[0] == 0 and idx[-1] == n - 1
+    gaps = np.diff(idx)
+    step = (n - 1) / (limit - 1)
+    assert np.all(gaps >= math.floor(step)) and np.all(gaps <= math.ceil(step))
