@@ -2,8 +2,9 @@
 
 Pages, the command line and the comparison views iterate over ``FAMILIES`` instead of naming families by hand,
 so adding a family is one module in ``posviz/encodings``, one entry here, one page and its texts.
-Each entry says what the family's parameters are (with ranges and defaults, which the UI turns into controls
-and ``Param.clamp`` coerces into range), how it enters the model, and ``build(**params)``: the matrix its page shows first.
+Each entry says what the family's parameters are (with ranges and defaults, which the UI turns into controls;
+``Param.clamp`` coerces a value into range), how it enters the model, and ``build(**params)``: the matrix its
+page shows first.
 """
 
 from __future__ import annotations
