@@ -3,8 +3,7 @@
 import streamlit as st
 
 import posviz
-from posviz import figures
-from posviz.ui import SIMILARITY_POSITIONS, cache, errors_shown, intro, show, t, widgets
+from posviz.ui import errors_shown, intro, t, table_and_similarity, widgets
 
 FAMILY = posviz.family("sinusoidal")
 
@@ -21,33 +20,10 @@ with errors_shown():
         layout = widgets.choice(FAMILY.param("layout"), key="layout")
     params = (("base", base), ("d_model", d), ("layout", layout), ("n_positions", n))
 
-    table = cache.family_matrix(FAMILY.key, params)
-    show(
-        figures.heatmap(
-            table,
-            title=t("sinusoidal.table"),
-            x_title=t("axis.dimension"),
-            y_title=t("axis.position"),
-            colorbar_title="PE",
-            downsampled_note=t("figure.downsampled"),
-        ),
-        notice=t("sinusoidal.table.notice"),
-    )
-
-    positions, sim = cache.similarity(FAMILY.key, params, SIMILARITY_POSITIONS)
-    step = (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
-    show(
-        figures.heatmap(
-            sim,
-            title=t("figure.similarity"),
-            x_title=t("axis.position"),
-            y_title=t("axis.position"),
-            zmin=-1.0,
-            zmax=1.0,
-            dx=step,
-            dy=step,
-            colorbar_title="cos",
-            downsampled_note=t("figure.downsampled"),
-        ),
-        notice=t("sinusoidal.similarity.notice"),
+    table_and_similarity(
+        FAMILY.key,
+        params,
+        title=t("sinusoidal.table"),
+        table_notice=t("sinusoidal.table.notice"),
+        similarity_notice=t("sinusoidal.similarity.notice"),
     )

@@ -3,8 +3,7 @@
 import streamlit as st
 
 import posviz
-from posviz import figures
-from posviz.ui import SIMILARITY_POSITIONS, cache, errors_shown, intro, show, t, widgets
+from posviz.ui import errors_shown, intro, t, table_and_similarity, widgets
 
 FAMILY = posviz.family("learned")
 
@@ -23,33 +22,10 @@ with errors_shown():
         seed = widgets.number(FAMILY.param("seed"), key="seed", slider=False, disabled=init != "random")
     params = (("d_model", d), ("init", init), ("n_positions", n), ("seed", seed), ("std", std))
 
-    table = cache.family_matrix(FAMILY.key, params)
-    show(
-        figures.heatmap(
-            table,
-            title=t("learned.table"),
-            x_title=t("axis.dimension"),
-            y_title=t("axis.position"),
-            colorbar_title="PE",
-            downsampled_note=t("figure.downsampled"),
-        ),
-        notice=t(f"learned.table.notice.{init}"),
-    )
-
-    positions, sim = cache.similarity(FAMILY.key, params, SIMILARITY_POSITIONS)
-    step = (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
-    show(
-        figures.heatmap(
-            sim,
-            title=t("figure.similarity"),
-            x_title=t("axis.position"),
-            y_title=t("axis.position"),
-            zmin=-1.0,
-            zmax=1.0,
-            dx=step,
-            dy=step,
-            colorbar_title="cos",
-            downsampled_note=t("figure.downsampled"),
-        ),
-        notice=t(f"learned.similarity.notice.{init}"),
+    table_and_similarity(
+        FAMILY.key,
+        params,
+        title=t("learned.table"),
+        table_notice=t(f"learned.table.notice.{init}"),
+        similarity_notice=t(f"learned.similarity.notice.{init}"),
     )

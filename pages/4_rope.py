@@ -3,8 +3,7 @@
 import streamlit as st
 
 import posviz
-from posviz import figures
-from posviz.ui import cache, errors_shown, intro, show, t, widgets
+from posviz.ui import cache, errors_shown, heatmap, intro, show, t, widgets
 
 FAMILY = posviz.family("rope")
 
@@ -21,7 +20,7 @@ with errors_shown():
 
     table = cache.family_matrix(FAMILY.key, params)
     show(
-        figures.heatmap(
+        heatmap(
             table,
             title=t("rope.table"),
             x_title=t("axis.pair"),
@@ -29,14 +28,13 @@ with errors_shown():
             zmin=-1.0,
             zmax=1.0,
             colorbar_title="cos",
-            downsampled_note=t("figure.downsampled"),
         ),
         notice=t("rope.table.notice"),
     )
 
     scores = cache.call(posviz.rope_score_matrix, n, head_dim, base=base)
     show(
-        figures.heatmap(
+        heatmap(
             scores,
             title=t("rope.scores"),
             x_title=t("axis.key_position"),
@@ -44,7 +42,6 @@ with errors_shown():
             zmin=-1.0,
             zmax=1.0,
             colorbar_title="q·k / d",
-            downsampled_note=t("figure.downsampled"),
         ),
         notice=t("rope.scores.notice"),
     )

@@ -4,7 +4,7 @@ import streamlit as st
 
 import posviz
 from posviz import figures
-from posviz.ui import cache, errors_shown, intro, show, t, widgets
+from posviz.ui import cache, errors_shown, heatmap, intro, show, t, widgets
 
 FAMILY = posviz.family("alibi")
 
@@ -36,7 +36,7 @@ with errors_shown():
     params = (("causal", causal), ("head", head), ("n_heads", n_heads), ("seq_len", seq_len))
     bias = cache.family_matrix(FAMILY.key, params)
     show(
-        figures.heatmap(
+        heatmap(
             bias,
             title=t("alibi.bias", head=head, slope=f"{slopes[head]:.4g}"),
             x_title=t("axis.key_position"),
@@ -44,7 +44,6 @@ with errors_shown():
             colorscale="Viridis",
             zmid=None,
             colorbar_title=t("axis.bias"),
-            downsampled_note=t("figure.downsampled"),
         ),
         notice=t("alibi.bias.notice.causal" if causal else "alibi.bias.notice.symmetric"),
     )

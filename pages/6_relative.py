@@ -5,7 +5,7 @@ import streamlit as st
 
 import posviz
 from posviz import figures
-from posviz.ui import cache, errors_shown, intro, show, t, widgets
+from posviz.ui import cache, errors_shown, heatmap, intro, show, t, widgets
 
 SHAW, T5 = posviz.family("shaw"), posviz.family("t5")
 
@@ -19,7 +19,7 @@ with shaw_tab, errors_shown():
         clip = widgets.number(SHAW.param("max_relative_position"), key="shaw_k", maximum=128)
     index = cache.family_matrix(SHAW.key, (("max_relative_position", clip), ("seq_len", length)))
     show(
-        figures.heatmap(
+        heatmap(
             index,
             title=t("relative.shaw.index", k=clip),
             x_title=t("axis.key_position"),
@@ -27,7 +27,6 @@ with shaw_tab, errors_shown():
             colorscale="RdBu_r",
             zmid=float(clip),
             colorbar_title=t("axis.index"),
-            downsampled_note=t("figure.downsampled"),
         ),
         notice=t("relative.shaw.notice"),
     )
@@ -50,7 +49,7 @@ with t5_tab, errors_shown():
     )
     matrix = cache.family_matrix(T5.key, params)
     show(
-        figures.heatmap(
+        heatmap(
             matrix,
             title=t("relative.t5.matrix"),
             x_title=t("axis.key_position"),
@@ -58,7 +57,6 @@ with t5_tab, errors_shown():
             colorscale="Turbo",
             zmid=None,
             colorbar_title=t("axis.bucket"),
-            downsampled_note=t("figure.downsampled"),
         ),
         notice=t("relative.t5.matrix.notice"),
     )

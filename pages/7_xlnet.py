@@ -4,8 +4,7 @@ import numpy as np
 import streamlit as st
 
 import posviz
-from posviz import figures
-from posviz.ui import cache, errors_shown, intro, show, t, widgets
+from posviz.ui import cache, errors_shown, heatmap, intro, show, t, widgets
 
 FAMILY = posviz.family("xlnet")
 
@@ -30,7 +29,7 @@ with errors_shown():
     left, right = st.columns(2)
     with left:
         show(
-            figures.heatmap(
+            heatmap(
                 content.astype(np.float64),
                 title=t("xlnet.content"),
                 x_title=t("axis.key_token"),
@@ -45,7 +44,7 @@ with errors_shown():
         )
     with right:
         show(
-            figures.heatmap(
+            heatmap(
                 query.astype(np.float64),
                 title=t("xlnet.query"),
                 x_title=t("axis.key_token"),

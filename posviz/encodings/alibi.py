@@ -33,9 +33,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     return np.concatenate([_power_of_two_slopes(closest), extra])
 
 
-def alibi_bias(
-    n_heads: int, q_len: int, k_len: int | None = None, *, causal: bool = True, heads=None
-) -> np.ndarray:
+def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bool = True, heads=None) -> np.ndarray:
     """The bias ALiBi adds to attention scores, shape (n_heads, q_len, k_len), for query i and key j.
 
     causal:     -m_h * (i - j) for j <= i and -inf for j > i (the causal mask, folded in);

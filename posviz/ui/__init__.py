@@ -4,12 +4,26 @@ from __future__ import annotations
 
 import contextlib
 
+import plotly.graph_objects as go
 import streamlit as st
+
+from posviz import figures
 
 from . import cache, widgets
 from .i18n import LANGUAGES, current_language, t, teaching_text
 
-__all__ = ["LANGUAGES", "cache", "current_language", "errors_shown", "intro", "show", "t", "widgets"]
+__all__ = [
+    "LANGUAGES",
+    "cache",
+    "current_language",
+    "errors_shown",
+    "heatmap",
+    "intro",
+    "show",
+    "t",
+    "table_and_similarity",
+    "widgets",
+]
 
 #: Similarity matrices are built on at most this many evenly spaced positions.
 SIMILARITY_POSITIONS = 1024
@@ -41,6 +55,41 @@ def show(fig, *, notice: str | None = None, key: str | None = None) -> None:
     st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "toImageButtonOptions": {"scale": 3}})
     if notice:
         st.caption(notice)
+
+
+def heatmap(matrix, **kwargs) -> go.Figure:
+    """``figures.heatmap`` with the downsampling note in the current language."""
+    return figures.heatmap(matrix, downsampled_note=t("figure.downsampled"), **kwargs)
+
+
+def table_and_similarity(key: str, params: tuple, *, title: str, table_notice: str, similarity_notice: str) -> None:
+    """A family's position table as a heatmap, then the cosine similarity between its positions.
+
+    Similarity is computed on at most ``SIMILARITY_POSITIONS`` evenly spaced positions; the axes stay in position
+    units either way.
+    """
+    table = cache.family_matrix(key, params)
+    show(
+        heatmap(table, title=title, x_title=t("axis.dimension"), y_title=t("axis.position"), colorbar_title="PE"),
+        notice=table_notice,
+    )
+    positions, sim = cache.similarity(key, params, SIMILARITY_POSITIONS)
+    n = table.shape[0]
+    step = (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
+    show(
+        heatmap(
+            sim,
+            title=t("figure.similarity"),
+            x_title=t("axis.position"),
+            y_title=t("axis.position"),
+            zmin=-1.0,
+            zmax=1.0,
+            dx=step,
+            dy=step,
+            colorbar_title="cos",
+        ),
+        notice=similarity_notice,
+    )
 
 
 @contextlib.contextmanager
