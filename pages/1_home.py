@@ -13,4 +13,4 @@ for i, fam in enumerate(posviz.FAMILIES.values()):
     with columns[i % 3].container(border=True):
         st.page_link(fam.page, label=t(f"family.{fam.key}.name"), icon=":material/arrow_forward:")
         st.caption(t(f"family.{fam.key}.summary"))
-        st.caption(f"{t('home.enters')}: {t(f'enters.{fam.enters}')} · {fam.paper}")
+        st.caption(f"{t('home.enters', how=t(f'enters.{fam.enters}'))} · {fam.paper}")

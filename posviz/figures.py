@@ -120,7 +120,7 @@ def heatmap(
                 colorscale=colorscale,
                 zmin=lo,
                 zmax=hi,
-                colorbar={"title": {"text": colorbar_title}},
+                colorbar={"title": {"text": colorbar_title, "side": "right"}},
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>%{{z:.4g}}<extra></extra>",
             )
         )
@@ -142,7 +142,7 @@ def heatmap(
                     "cmax": hi,
                     "color": [lo],
                     "showscale": True,
-                    "colorbar": {"title": {"text": colorbar_title}},
+                    "colorbar": {"title": {"text": colorbar_title, "side": "right"}},
                 },
             )
         )
@@ -172,7 +172,7 @@ def lines(
     for name, y in series.items():
         fig.add_trace(go.Scatter(x=x, y=np.asarray(y, dtype=np.float64), mode="lines", name=name))
     fig.update_xaxes(type="log" if log_x else "linear")
-    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(type="log", dtick=1) if log_y else fig.update_yaxes(type="linear")
     return _style(fig, title, x_title, y_title, height)
 
 
@@ -181,5 +181,5 @@ def bars(
 ) -> go.Figure:
     """A bar chart of ``values`` per label."""
     fig = go.Figure(go.Bar(x=list(labels), y=np.asarray(values, dtype=np.float64)))
-    fig.update_yaxes(type="log" if log_y else "linear")
+    fig.update_yaxes(type="log", dtick=1) if log_y else fig.update_yaxes(type="linear")
     return _style(fig, title, x_title, y_title, height)

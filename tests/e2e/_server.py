@@ -1,0 +1,101 @@
+"""Start and stop a posviz Streamlit server for the end-to-end tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1400, "height": 1000}
+SERVER_START_TIMEOUT = 60.0
+MISSING_CHROMIUM = "chromium is required in CI: apt-get install chromium"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.status == 200 and response.read().decode().strip() == "ok"
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Terminate the server's whole process group, then kill it if it lingers."""
+    if proc.poll() is not None:
+        return
+    for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+@contextlib.contextmanager
+def streamlit_server() -> Iterator[str]:
+    """Run ``streamlit run app.py`` from the repo root on a free port; yield its base URL."""
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tempfile.NamedTemporaryFile(prefix="posviz-e2e-server-", suffix=".log", delete=False)
+    command = [
+        sys.executable, "-m", "streamlit", "run", "app.py",
+        "--server.port", str(port),
+        "--server.address", "127.0.0.1",
+        "--server.headless", "true",
+        "--server.fileWatcherType", "none",
+        "--browser.gatherUsageStats", "false",
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=env, start_new_session=True)
+
+    def output() -> str:
+        log.flush()
+        return Path(log.name).read_text(encoding="utf-8", errors="replace")
+
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT
+        while not _healthy(url):
+            if proc.poll() is not None:
+                pytest.fail(f"streamlit exited with code {proc.returncode} before it was healthy:\n{output()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"streamlit was not healthy at {url}/_stcore/health after {SERVER_START_TIMEOUT:.0f} s:\n"
+                            f"{output()}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        _stop(proc)
+        log.close()
+        with contextlib.suppress(OSError):
+            os.unlink(log.name)
