@@ -63,7 +63,7 @@ def test_home_links_every_family_to_its_page(default_view):
     captions = [c.value for c in at.caption]
     for fam in posviz.FAMILIES.values():
         assert tr("en", f"family.{fam.key}.summary") in captions
-        assert f"{tr('en', 'home.enters')}: {tr('en', f'enters.{fam.enters}')} · {fam.paper}" in captions
+        assert f"{tr('en', 'home.enters', how=tr('en', f'enters.{fam.enters}'))} · {fam.paper}" in captions
 
 
 # ------------------------------------------------------------------------------------------------ sinusoidal
