@@ -3,8 +3,9 @@
 Tolerances for inverse frequencies: ROPE_INIT_FUNCTIONS computes in float32 (``torch.arange(...).float()``,
 float32 ``pow``), posviz in float64. A float32 exponent 2i/d carries a relative rounding error up to 2^-24, and
 base^e turns it into a relative error of ln(base) * e * 2^-24 <= ln(5e5) * 6e-8 ~ 8e-7 on base^e; the pow and the
-reciprocal add a few ulps (~2e-7) more. rtol = 2e-6 bounds that with a small margin; 1e-6 would sit right at the
-edge for base 500000. Attention factors are Python floats (float64) in both, so they match to 1e-12.
+reciprocal add a few ulps more. The grid below stays under 9e-7 (largest at base 1e6), inside the rtol = 1e-6 that
+the project asks of float32 oracles; the grid is fixed, so the margin does not move from run to run. Attention
+factors are Python floats (float64) in both, so they match to 1e-12.
 
 Rotations (apply_rope) are compared with the HF functions fed float64 tensors, so they match to ~1e-12; the
 float32 end-to-end module checks use a bound derived in their docstrings.
@@ -24,7 +25,7 @@ import posviz
 from . import _oracles as oracle
 
 FAST = settings(max_examples=50, deadline=None)
-RTOL_F32 = 2e-6
+RTOL_F32 = 1e-6
 ALL_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
 
