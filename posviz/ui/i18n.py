@@ -1,5 +1,7 @@
-"""Every UI string goes through ``t(key)``; catalogs are ``assets/i18n/<lang>.json``, teaching texts are
-``assets/texts/<page>.<lang>.md``. The language lives in the URL-bound ``lang`` widget of the sidebar."""
+"""Every UI string goes through ``t(key)``. The catalog of a language is the union of the JSON files in
+``assets/i18n/<lang>/`` (``common.json`` plus one file per page, so a page's strings live together); a key
+may appear in only one of them. Teaching texts are ``assets/texts/<page>.<lang>.md``. The language lives in the
+URL-bound ``lang`` widget of the sidebar."""
 
 from __future__ import annotations
 
@@ -16,8 +18,15 @@ DEFAULT_LANGUAGE = "en"
 
 @cache
 def catalog(lang: str) -> dict[str, str]:
-    """The string catalog of ``lang`` (a flat key -> text mapping)."""
-    return json.loads((ASSETS / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    """The string catalog of ``lang``: a flat key -> text mapping merged from ``assets/i18n/<lang>/*.json``."""
+    merged: dict[str, str] = {}
+    for path in sorted((ASSETS / "i18n" / lang).glob("*.json")):
+        part = json.loads(path.read_text(encoding="utf-8"))
+        clash = merged.keys() & part.keys()
+        if clash:
+            raise ValueError(f"{path.name} repeats catalog keys of another file: {', '.join(sorted(clash))}")
+        merged.update(part)
+    return merged
 
 
 def browser_language() -> str:

@@ -1,7 +1,7 @@
 """Helpers of the app tests: open a page in AppTest, read the plotly figures back as numpy arrays, look up the
 string catalogs independently of ``posviz.ui``.
 
-Every helper reads the sources of truth directly (``app.py``'s page list, ``assets/i18n/*.json``), so a test
+Every helper reads the sources of truth directly (``app.py``'s page list, ``assets/i18n/<lang>/*.json``), so a test
 compares what the app shows with what the files and the core say, not with the app's own lookups.
 """
 
@@ -42,7 +42,13 @@ LANGS = ("en", "zh")
 
 @cache
 def catalog(lang: str) -> dict[str, str]:
-    return json.loads((I18N / f"{lang}.json").read_text(encoding="utf-8"))
+    """The merged catalog of ``lang`` (every ``assets/i18n/<lang>/*.json``); a key found in two files fails."""
+    merged: dict[str, str] = {}
+    for path in sorted((I18N / lang).glob("*.json")):
+        part = json.loads(path.read_text(encoding="utf-8"))
+        assert not merged.keys() & part.keys(), f"{lang}/{path.name} repeats keys: {merged.keys() & part.keys()}"
+        merged.update(part)
+    return merged
 
 
 def tr(lang: str, key: str, **values) -> str:

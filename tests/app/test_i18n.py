@@ -20,7 +20,7 @@ from posviz.ui.i18n import LANGUAGES
 from ._support import I18N, PAGE_NAMES, ROOT, TEXTS, catalog
 
 SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "posviz" / "ui").glob("*.py")])
-CATALOG_LANGS = sorted(p.stem for p in I18N.glob("*.json"))
+CATALOG_LANGS = sorted(p.name for p in I18N.iterdir() if p.is_dir())
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
@@ -92,7 +92,7 @@ def test_languages_are_the_catalogs():
 
 def test_catalogs_have_the_same_keys():
     keys = {lang: set(catalog(lang)) for lang in CATALOG_LANGS}
-    problems = [f"{key!r} is in {a}.json but missing from {b}.json"
+    problems = [f"{key!r} is in {a} catalog but missing from the {b} catalog"
                 for a in CATALOG_LANGS for b in CATALOG_LANGS if a != b for key in sorted(keys[a] - keys[b])]
     assert not problems, "\n".join(problems)
 
@@ -102,12 +102,12 @@ def test_no_empty_or_malformed_value(lang):
     problems = []
     for key, text in catalog(lang).items():
         if not isinstance(text, str) or not text.strip():
-            problems.append(f"{lang}.json: {key!r} is empty")
+            problems.append(f"{lang} catalog: {key!r} is empty")
             continue
         try:
             fields(text)
         except ValueError as exc:
-            problems.append(f"{lang}.json: {key!r} has a broken {{field}}: {exc}")
+            problems.append(f"{lang} catalog: {key!r} has a broken {{field}}: {exc}")
     assert not problems, "\n".join(problems)
 
 
@@ -121,7 +121,7 @@ def test_both_languages_have_the_same_fields():
 
 @pytest.mark.parametrize("lang", CATALOG_LANGS)
 def test_every_literal_key_exists(lang):
-    missing = [f"{key!r} (used in {where}) is missing from {lang}.json"
+    missing = [f"{key!r} (used in {where}) is missing from the {lang} catalog"
                for where, keys, _, _ in CALLS for key in keys if key not in catalog(lang)]
     assert not missing, "\n".join(missing)
 
@@ -135,16 +135,16 @@ def test_every_call_fills_the_fields_its_text_needs(lang):
         for key in keys:
             needed = fields(catalog(lang).get(key, ""))
             if given and not needed <= given:
-                problems.append(f"{where}: {lang}.json {key!r} needs {sorted(needed - given)}")
+                problems.append(f"{where}: {lang} catalog {key!r} needs {sorted(needed - given)}")
             if not given and needed:
-                problems.append(f"{where}: {lang}.json {key!r} has {sorted(needed)} but t() is called without values")
+                problems.append(f"{where}: {lang} catalog {key!r} has {sorted(needed)} but t() is called without values")
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("lang", CATALOG_LANGS)
 def test_every_f_string_key_has_entries(lang):
     keys = catalog(lang)
-    missing = [f"no key of {lang}.json matches {pattern!r} (t(f\"...\") in {where})"
+    missing = [f"no key of the {lang} catalog matches {pattern!r} (t(f\"...\") in {where})"
                for where, _, pattern, _ in CALLS if pattern and not any(re.fullmatch(pattern, k) for k in keys)]
     assert not missing, "\n".join(missing)
 
@@ -171,7 +171,7 @@ def test_dynamic_keys_cover_the_registry():
 
 @pytest.mark.parametrize("lang", CATALOG_LANGS)
 def test_every_dynamic_key_exists(lang):
-    missing = [f"{key!r} is missing from {lang}.json" for key in dynamic_keys() if key not in catalog(lang)]
+    missing = [f"{key!r} is missing from the {lang} catalog" for key in dynamic_keys() if key not in catalog(lang)]
     assert not missing, "\n".join(missing)
 
 
@@ -187,8 +187,15 @@ def test_teaching_text_exists(page, lang):
 
 
 def test_chinese_catalog_is_chinese():
-    """Every page title and every family name's or summary's text in zh.json is written in Chinese."""
+    """Every page title and every family name's or summary's text in the zh catalog is written in Chinese."""
     zh = catalog("zh")
     not_chinese = [k for k, v in zh.items()
                    if k.startswith(("page.", "family.", "help.", "enters.")) and not CJK.search(v)]
-    assert not not_chinese, f"zh.json entries without Chinese characters: {not_chinese}"
+    assert not not_chinese, f"zh catalog entries without Chinese characters: {not_chinese}"
+
+
+def test_each_language_has_the_same_catalog_files():
+    """Every page's strings live in one file per language; the file lists match."""
+    files = {lang: sorted(p.name for p in (I18N / lang).glob("*.json")) for lang in CATALOG_LANGS}
+    assert files["en"] == files["zh"], files
+    assert "common.json" in files["en"]

@@ -62,7 +62,10 @@ DIAGNOSE_JS = """
 
 @cache
 def catalog(lang: str) -> dict[str, str]:
-    return json.loads((ROOT / "assets" / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+    merged: dict[str, str] = {}
+    for path in sorted((ROOT / "assets" / "i18n" / lang).glob("*.json")):
+        merged.update(json.loads(path.read_text(encoding="utf-8")))
+    return merged
 
 
 def page_url(base: str, name: str, query: str = "") -> str:
