@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from posviz.ui import LANGUAGES, t
+from posviz.ui import LANGUAGES, present, t
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
@@ -17,6 +17,7 @@ with st.sidebar:
         format_func=LANGUAGES.get,
         horizontal=True,
     )
+    present.toggle()
 
 PAGES = [
     ("home", "pages/1_home.py", ":material/home:"),

@@ -9,16 +9,19 @@ import streamlit as st
 
 from posviz import figures
 
-from . import cache, widgets
+from . import cache, export, present, widgets
 from .i18n import LANGUAGES, current_language, t, teaching_text
+from .present import controls, presenting
 
 __all__ = [
     "LANGUAGES",
     "cache",
+    "controls",
     "current_language",
     "errors_shown",
     "heatmap",
     "intro",
+    "presenting",
     "show",
     "t",
     "table_and_similarity",
@@ -50,11 +53,33 @@ def intro(page: str) -> None:
     st.markdown(teaching_text(page))
 
 
-def show(fig, *, notice: str | None = None, key: str | None = None) -> None:
-    """Draw a figure full width, with its "what to notice" caption under it."""
-    st.plotly_chart(fig, width="stretch", key=key, config={"displaylogo": False, "toImageButtonOptions": {"scale": 3}})
+def show(fig, *, notice: str | None = None, key: str | None = None, data=None, name: str | None = None) -> None:
+    """Draw a figure full width, with its "what to notice" caption and a CSV download of ``data`` under it.
+
+    The PNG download is plotly's camera button, at three times the screen resolution. ``name`` is the stem of
+    the downloaded files (default: ``key``); ``data`` is anything ``export.to_frame`` takes.
+    """
+    if presenting():
+        fig.update_layout(font_size=present.FIGURE_FONT_SIZE, height=max(fig.layout.height or 450, 560))
+    stem = name or key or "posviz"
+    st.plotly_chart(
+        fig,
+        width="stretch",
+        key=key,
+        config={"displaylogo": False, "toImageButtonOptions": {"scale": 3, "filename": stem}},
+    )
     if notice:
         st.caption(notice)
+    if data is not None:
+        st.download_button(
+            t("download.csv"),
+            data=lambda: export.csv_bytes(data),
+            file_name=f"{stem}.csv",
+            mime="text/csv",
+            key=f"csv-{stem}",
+            icon=":material/download:",
+            on_click="ignore",
+        )
 
 
 def heatmap(matrix, **kwargs) -> go.Figure:
@@ -99,3 +124,13 @@ def errors_shown():
         yield
     except (ValueError, IndexError) as exc:
         st.error(t("error.bad_input", message=str(exc)))
+
+
+#: Where other pages leave position tables for this session: name -> (positions, dims) array. The checkpoint
+#: inspector and the training lab add to it; the Learned page offers every entry.
+SESSION_TABLES = "posviz.tables"
+
+
+def session_tables() -> dict:
+    """The position tables loaded or trained in this session (name -> array), created empty on first use."""
+    return st.session_state.setdefault(SESSION_TABLES, {})

@@ -36,6 +36,20 @@ def similarity(key: str, params: tuple[tuple[str, object], ...], max_positions: 
     return _frozen(positions), _frozen(posviz.cosine_similarity_matrix(table[positions]))
 
 
+def analyse(func, key: str, params: tuple[tuple[str, object], ...], *args, **kwargs):
+    """``func(family_matrix(key, params), *args, **kwargs)``, cached by the function's name, the family and its
+    parameters (never by the array), e.g. ``analyse(posviz.project, "sinusoidal", params, method="tsne")``."""
+    return _analyse(func.__module__, func.__name__, key, params, args, tuple(sorted(kwargs.items())))
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _analyse(module: str, name: str, key: str, params: tuple, args: tuple, kwargs: tuple):
+    import importlib
+
+    result = getattr(importlib.import_module(module), name)(family_matrix(key, params), *args, **dict(kwargs))
+    return _freeze_result(result)
+
+
 def call(func, *args, **kwargs):
     """A cached call of a core function by name-able arguments (scalars and tuples only)."""
     return _call(func.__module__, func.__name__, args, tuple(sorted(kwargs.items())))
@@ -45,7 +59,10 @@ def call(func, *args, **kwargs):
 def _call(module: str, name: str, args: tuple, kwargs: tuple):
     import importlib
 
-    result = getattr(importlib.import_module(module), name)(*args, **dict(kwargs))
+    return _freeze_result(getattr(importlib.import_module(module), name)(*args, **dict(kwargs)))
+
+
+def _freeze_result(result):
     if isinstance(result, np.ndarray):
         return _frozen(result)
     if isinstance(result, tuple):

@@ -137,7 +137,9 @@ def test_every_call_fills_the_fields_its_text_needs(lang):
             if given and not needed <= given:
                 problems.append(f"{where}: {lang} catalog {key!r} needs {sorted(needed - given)}")
             if not given and needed:
-                problems.append(f"{where}: {lang} catalog {key!r} has {sorted(needed)} but t() is called without values")
+                problems.append(
+                    f"{where}: {lang} catalog {key!r} has {sorted(needed)} but t() is called without values"
+                )
     assert not problems, "\n".join(problems)
 
 

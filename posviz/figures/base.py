@@ -58,7 +58,7 @@ def _png_data_uri(matrix: np.ndarray, colorscale: str, zmin: float, zmax: float)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _style(fig: go.Figure, title: str, x_title: str, y_title: str, height: int) -> go.Figure:
+def style(fig: go.Figure, title: str, x_title: str, y_title: str, height: int) -> go.Figure:
     fig.update_layout(
         title={"text": title, "x": 0.0, "xanchor": "left", "font": {"size": 16}},
         font={"family": FONT},
@@ -152,7 +152,7 @@ def heatmap(
         title = f"{title}<br><sup>{note}</sup>"
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(meta=meta)
-    return _style(fig, title, x_title, y_title, height)
+    return style(fig, title, x_title, y_title, height)
 
 
 def lines(
@@ -173,7 +173,7 @@ def lines(
         fig.add_trace(go.Scatter(x=x, y=np.asarray(y, dtype=np.float64), mode="lines", name=name))
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(type="log", dtick=1) if log_y else fig.update_yaxes(type="linear")
-    return _style(fig, title, x_title, y_title, height)
+    return style(fig, title, x_title, y_title, height)
 
 
 def bars(
@@ -182,4 +182,4 @@ def bars(
     """A bar chart of ``values`` per label."""
     fig = go.Figure(go.Bar(x=list(labels), y=np.asarray(values, dtype=np.float64)))
     fig.update_yaxes(type="log", dtick=1) if log_y else fig.update_yaxes(type="linear")
-    return _style(fig, title, x_title, y_title, height)
+    return style(fig, title, x_title, y_title, height)
