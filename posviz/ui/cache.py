@@ -1,15 +1,23 @@
 """Cached core calls for the pages, keyed by parameters only (never by a large array).
 
-Results are kept with ``st.cache_resource`` (no copy on every rerun, which matters for large tables) and made
-read-only, so a page cannot change a cached array by accident.
+One process-wide cache, shared by every session like ``st.cache_resource`` but bounded by memory rather than by a
+count of entries: tables reach 1 GiB at the largest sizes, so the least recently used results are dropped once
+the cached arrays exceed ``BUDGET_BYTES``. Results are returned without copying and made read-only, so a page
+cannot change a cached array by accident.
 """
 
 from __future__ import annotations
 
+import importlib
+import threading
+from collections import OrderedDict
+
 import numpy as np
-import streamlit as st
 
 import posviz
+
+#: Memory the cached arrays may hold together.
+BUDGET_BYTES = 2 << 30
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:
@@ -19,52 +27,101 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     return array
 
 
-@st.cache_resource(max_entries=48, show_spinner=False)
-def family_matrix(key: str, params: tuple[tuple[str, object], ...]) -> np.ndarray:
-    """``posviz.family(key).build(**params)``, params given as a sorted tuple of (name, value) pairs."""
-    return _frozen(np.asarray(posviz.family(key).build(**dict(params))))
-
-
-@st.cache_resource(max_entries=48, show_spinner=False)
-def similarity(key: str, params: tuple[tuple[str, object], ...], max_positions: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cosine similarity of the family's table on at most ``max_positions`` evenly spaced positions.
-
-    Returns ``(positions, matrix)``; positions are all of them when the table is small enough.
-    """
-    table = family_matrix(key, params)
-    positions = posviz.analysis.evenly_spaced(table.shape[0], max_positions)
-    return _frozen(positions), _frozen(posviz.cosine_similarity_matrix(table[positions]))
-
-
-def analyse(func, key: str, params: tuple[tuple[str, object], ...], *args, **kwargs):
-    """``func(family_matrix(key, params), *args, **kwargs)``, cached by the function's name, the family and its
-    parameters (never by the array), e.g. ``analyse(posviz.project, "sinusoidal", params, method="tsne")``."""
-    return _analyse(func.__module__, func.__name__, key, params, args, tuple(sorted(kwargs.items())))
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _analyse(module: str, name: str, key: str, params: tuple, args: tuple, kwargs: tuple):
-    import importlib
-
-    result = getattr(importlib.import_module(module), name)(family_matrix(key, params), *args, **dict(kwargs))
-    return _freeze_result(result)
-
-
-def call(func, *args, **kwargs):
-    """A cached call of a core function by name-able arguments (scalars and tuples only)."""
-    return _call(func.__module__, func.__name__, args, tuple(sorted(kwargs.items())))
-
-
-@st.cache_resource(max_entries=64, show_spinner=False)
-def _call(module: str, name: str, args: tuple, kwargs: tuple):
-    import importlib
-
-    return _freeze_result(getattr(importlib.import_module(module), name)(*args, **dict(kwargs)))
-
-
 def _freeze_result(result):
     if isinstance(result, np.ndarray):
         return _frozen(result)
     if isinstance(result, tuple):
         return tuple(_frozen(r) if isinstance(r, np.ndarray) else r for r in result)
     return result
+
+
+def _nbytes(result) -> int:
+    if isinstance(result, np.ndarray):
+        return result.nbytes
+    if isinstance(result, (tuple, list)):
+        return sum(_nbytes(r) for r in result)
+    return getattr(result, "nbytes", 0)
+
+
+class _BudgetCache:
+    """A least-recently-used map from hashable keys to results, holding at most ``budget`` bytes of arrays.
+
+    A result larger than the whole budget is returned but not kept. Computations run outside the lock, so two
+    sessions asking for the same new key may both compute it; the first stored wins.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self._entries: OrderedDict = OrderedDict()
+        self._sizes: dict = {}
+        self._lock = threading.Lock()
+
+    def get(self, key, compute):
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        result = _freeze_result(compute())
+        size = _nbytes(result)
+        with self._lock:
+            if key in self._entries:
+                return self._entries[key]
+            if size <= self.budget:
+                self._entries[key], self._sizes[key] = result, size
+                while sum(self._sizes.values()) > self.budget:
+                    oldest, _ = self._entries.popitem(last=False)
+                    del self._sizes[oldest]
+        return result
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._sizes.clear()
+
+    @property
+    def nbytes(self) -> int:
+        return sum(self._sizes.values())
+
+
+STORE = _BudgetCache(BUDGET_BYTES)
+
+
+def _resolve(module: str, name: str):
+    return getattr(importlib.import_module(module), name)
+
+
+def family_matrix(key: str, params: tuple[tuple[str, object], ...]) -> np.ndarray:
+    """``posviz.family(key).build(**params)``, params given as a sorted tuple of (name, value) pairs."""
+    return STORE.get(("family", key, params), lambda: np.asarray(posviz.family(key).build(**dict(params))))
+
+
+def similarity(key: str, params: tuple[tuple[str, object], ...], max_positions: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine similarity of the family's table on at most ``max_positions`` evenly spaced positions.
+
+    Returns ``(positions, matrix)``; positions are all of them when the table is small enough.
+    """
+
+    def compute():
+        table = family_matrix(key, params)
+        positions = posviz.evenly_spaced(table.shape[0], max_positions)
+        return positions, posviz.cosine_similarity_matrix(table[positions])
+
+    return STORE.get(("similarity", key, params, max_positions), compute)
+
+
+def analyse(func, key: str, params: tuple[tuple[str, object], ...], *args, **kwargs):
+    """``func(family_matrix(key, params), *args, **kwargs)``, cached by the function's name, the family and its
+    parameters (never by the array), e.g. ``analyse(posviz.project, "sinusoidal", params, method="tsne")``."""
+    kw = tuple(sorted(kwargs.items()))
+    target = (func.__module__, func.__qualname__)
+    return STORE.get(
+        ("analyse", target, key, params, args, kw),
+        lambda: _resolve(*target)(family_matrix(key, params), *args, **dict(kw)),
+    )
+
+
+def call(func, *args, **kwargs):
+    """A cached call of a core function by name-able arguments (scalars and tuples only)."""
+    kw = tuple(sorted(kwargs.items()))
+    target = (func.__module__, func.__qualname__)
+    return STORE.get(("call", target, args, kw), lambda: _resolve(*target)(*args, **dict(kw)))

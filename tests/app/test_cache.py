@@ -55,3 +55,27 @@ def test_similarity_uses_evenly_spaced_positions():
     assert positions[0] == 0 and positions[-1] == 49
     table = posviz.sinusoidal(50, 16)
     np.testing.assert_allclose(sim, posviz.cosine_similarity_matrix(table[positions]), atol=1e-12)
+
+
+def test_the_cache_is_bounded_by_bytes_and_forgets_the_least_recently_used():
+    store = cache._BudgetCache(budget=3 * 8 * 100)  # three arrays of 100 float64
+    made = []
+
+    def compute(i):
+        def run():
+            made.append(i)
+            return np.full(100, float(i))
+
+        return run
+
+    for i in range(3):
+        store.get(i, compute(i))
+    store.get(0, compute(0))  # touch 0: now 1 is the least recently used
+    store.get(3, compute(3))  # evicts 1
+    assert store.nbytes <= store.budget
+    store.get(0, compute(0))
+    store.get(1, compute(1))  # recomputed
+    assert made == [0, 1, 2, 3, 1]
+    huge = store.get("huge", lambda: np.zeros(1000))  # larger than the budget: returned, not kept
+    assert huge.shape == (1000,) and not huge.flags.writeable
+    assert "huge" not in store._entries
