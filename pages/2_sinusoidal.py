@@ -1,29 +1,392 @@
-"""Sinusoidal: the fixed table of Vaswani et al. and its similarity structure."""
+"""Sinusoidal: the fixed table of Vaswani et al., its distance structure, its shifts, its limits."""
 
 import streamlit as st
 
 import posviz
-from posviz.ui import errors_shown, intro, t, table_and_similarity, widgets
+from posviz import figures, precision
+from posviz.encodings import sinusoidal as sin
+from posviz.figures import sinusoidal as sinfig
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
 
 FAMILY = posviz.family("sinusoidal")
+SIMILARITY_POSITIONS = 1024
+PROJECTION_POSITIONS = {"pca": 2048, "tsne": 1024}  # t-SNE costs seconds per thousand points
+REFERENCE_BASES = (100.0, 10_000.0, 1_000_000.0)
+ARTICLE_POSITION = 20_000
+TABS = ("table", "distance", "shift", "frequencies", "projection", "extrapolation", "layout", "precision", "norms")
 
 intro("sinusoidal")
-with errors_shown():
+with controls():
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        n = widgets.number(FAMILY.param("n_positions"), key="n", maximum=4096)
+        n = widgets.number(FAMILY.param("n_positions"), key="n", maximum=posviz.MAX_POSITIONS, slider=False)
     with c2:
-        d = widgets.number(FAMILY.param("d_model"), key="d", maximum=1024)
+        d = widgets.number(FAMILY.param("d_model"), key="d", maximum=posviz.MAX_DIM)
     with c3:
         base = widgets.log_number(FAMILY.param("base"), key="base")
     with c4:
         layout = widgets.choice(FAMILY.param("layout"), key="layout")
-    params = (("base", base), ("d_model", d), ("layout", layout), ("n_positions", n))
+params = (("base", base), ("d_model", d), ("layout", layout), ("n_positions", n))
+tabs = st.tabs([t(f"sinusoidal.tab.{name}") for name in TABS])
 
-    table_and_similarity(
-        FAMILY.key,
-        params,
-        title=t("sinusoidal.table"),
-        table_notice=t("sinusoidal.table.notice"),
-        similarity_notice=t("sinusoidal.similarity.notice"),
+with tabs[0], errors_shown():
+    table = cache.family_matrix(FAMILY.key, params)
+    show(
+        sinfig.stretch(
+            heatmap(
+                table,
+                title=t("sinusoidal.table"),
+                x_title=t("axis.dimension"),
+                y_title=t("axis.position"),
+                colorbar_title="PE",
+            )
+        ),
+        notice=t("sinusoidal.table.notice"),
+        key="table",
+        data=table,
+        name="sinusoidal_table",
     )
+    positions, similarity = cache.similarity(FAMILY.key, params, SIMILARITY_POSITIONS)
+    step = (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
+    show(
+        heatmap(
+            similarity,
+            title=t("figure.similarity"),
+            x_title=t("axis.position"),
+            y_title=t("axis.position"),
+            zmin=-1.0,
+            zmax=1.0,
+            dx=step,
+            dy=step,
+            colorbar_title="cos",
+        ),
+        notice=t("sinusoidal.similarity.notice"),
+        key="similarity",
+        data=similarity,
+        name="sinusoidal_similarity",
+    )
+    if len(positions) < n:
+        st.markdown(t("sinusoidal.subsampled", shown=len(positions), n=n))
+
+with tabs[1], errors_shown():
+    st.latex(r"PE(i)\cdot PE(j) = \sum_{k} \cos\big((i-j)\,\omega_k\big)")
+    offsets, dot, cosine = cache.analyse(sin.strided_offset_profile, FAMILY.key, params)
+    show(
+        sinfig.dual_lines(
+            offsets,
+            (t("sinusoidal.offset.dot"), dot),
+            (t("sinusoidal.offset.cos"), cosine),
+            title=t("sinusoidal.offset"),
+            x_title=t("sinusoidal.axis.offset"),
+        ),
+        notice=t("sinusoidal.offset.notice"),
+        key="offset",
+        data={"offset": offsets, "mean_dot": dot, "mean_cosine": cosine},
+        name="sinusoidal_offset_profile",
+    )
+    lags, dot_spread, cos_spread = cache.analyse(sin.lag_spread, FAMILY.key, params)
+    random_params = (("d_model", d), ("init", "random"), ("n_positions", len(lags) + 2), ("seed", 0), ("std", 0.02))
+    _, _, random_spread = cache.analyse(sin.lag_spread, "learned", random_params)
+    show(
+        sinfig.log_lines(
+            lags,
+            {
+                t("sinusoidal.spread.dot"): dot_spread,
+                t("sinusoidal.spread.cos"): cos_spread,
+                t("sinusoidal.spread.random"): random_spread,
+            },
+            title=t("sinusoidal.spread"),
+            x_title=t("sinusoidal.axis.offset"),
+            y_title=t("sinusoidal.axis.spread"),
+            log_y=True,
+        ),
+        notice=t("sinusoidal.spread.notice"),
+        key="spread",
+        data={"offset": lags, "dot_spread": dot_spread, "cos_spread": cos_spread, "random_cos_spread": random_spread},
+        name="sinusoidal_diagonal_spread",
+    )
+
+with tabs[2], errors_shown():
+    st.latex(
+        r"\begin{pmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{pmatrix} = "
+        r"\begin{pmatrix}\cos k\omega & \sin k\omega\\ -\sin k\omega & \cos k\omega\end{pmatrix}"
+        r"\begin{pmatrix}\sin p\omega\\ \cos p\omega\end{pmatrix}"
+    )
+    k_column, _ = st.columns([1, 2])
+    with k_column:
+        k = st.number_input(
+            t("sinusoidal.ctl.k"),
+            1,
+            posviz.MAX_POSITIONS - 1,
+            1,
+            key="k",
+            bind="query-params",
+            help=t("sinusoidal.ctl.k.help"),
+        )
+    if d % 2:
+        st.warning(t("sinusoidal.shift.odd", d=d))
+    else:
+        shift = cache.call(posviz.shift_matrix, d, k, base=base, layout=layout)
+        show(
+            heatmap(
+                shift,
+                title=t("sinusoidal.shift", k=k),
+                x_title=t("axis.dimension"),
+                y_title=t("axis.dimension"),
+                zmin=-1.0,
+                zmax=1.0,
+                colorbar_title="M",
+            ),
+            notice=t("sinusoidal.shift.notice"),
+            key="shift",
+            data=shift,
+            name=f"sinusoidal_shift_k{k}",
+        )
+        residual = cache.analyse(sin.shift_residual, FAMILY.key, params, k, base=base, layout=layout)
+        st.markdown(t("sinusoidal.shift.residual", k=k, n=n, residual=f"{residual:.1e}"))
+
+with tabs[3], errors_shown():
+    st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\cdot\text{base}^{2i/d} \in [2\pi,\ 2\pi\cdot\text{base})")
+    wavelength = cache.call(sin.sinusoidal_wavelengths, d, base=base)
+    slow = cache.call(sin.slow_pairs, d, n, base=base)
+    show(
+        sinfig.wavelengths(
+            wavelength,
+            slow,
+            n,
+            title=t("sinusoidal.wavelength"),
+            x_title=t("axis.pair"),
+            y_title=t("sinusoidal.axis.wavelength"),
+            fast_name=t("sinusoidal.wavelength.fast"),
+            slow_name=t("sinusoidal.wavelength.slow"),
+            context_label=t("sinusoidal.wavelength.context", n=n),
+        ),
+        notice=t("sinusoidal.wavelength.notice"),
+        key="wavelength",
+        data={"pair": range(len(wavelength)), "wavelength": wavelength, "longer_than_context": slow},
+        name="sinusoidal_wavelengths",
+    )
+    st.markdown(t("sinusoidal.wavelength.count", slow=int(slow.sum()), pairs=len(slow), n=n))
+    bases = tuple(dict.fromkeys((*REFERENCE_BASES, base)))
+    offsets, similarity = cache.call(sin.origin_similarity, n, d, bases)
+    names = [t("sinusoidal.base.line", base=f"{b:,.0f}") for b in bases]
+    if base not in REFERENCE_BASES:
+        names[-1] = t("sinusoidal.base.chosen", base=f"{base:,.0f}")
+    show(
+        sinfig.log_lines(
+            offsets,
+            dict(zip(names, similarity, strict=True)),
+            title=t("sinusoidal.base"),
+            x_title=t("sinusoidal.axis.offset"),
+            y_title=t("sinusoidal.axis.cos0"),
+            log_x=True,
+        ),
+        notice=t("sinusoidal.base.notice"),
+        key="bases",
+        data={"offset": offsets, **{f"base_{b:g}": s for b, s in zip(bases, similarity, strict=True)}},
+        name="sinusoidal_bases",
+    )
+
+with tabs[4], errors_shown():
+    method = widgets.url_radio(
+        t("sinusoidal.ctl.proj"),
+        ["pca", "tsne"],
+        key="proj",
+        default="pca",
+        format_func=lambda m: t(f"sinusoidal.proj.{m}"),
+        horizontal=True,
+        help=t("sinusoidal.ctl.proj.help"),
+    )
+    shown, coords = cache.analyse(sin.project_positions, FAMILY.key, params, method, PROJECTION_POSITIONS[method])
+    show(
+        sinfig.positions_scatter(
+            coords,
+            shown,
+            title=t(f"sinusoidal.proj.title.{method}"),
+            x_title=t("sinusoidal.axis.c1"),
+            y_title=t("sinusoidal.axis.c2"),
+            colorbar_title=t("axis.position"),
+        ),
+        notice=t(f"sinusoidal.proj.notice.{method}"),
+        key="projection",
+        data={"position": shown, "x": coords[:, 0], "y": coords[:, 1]},
+        name=f"sinusoidal_{method}",
+    )
+    if len(shown) < n:
+        st.markdown(t("sinusoidal.subsampled", shown=len(shown), n=n))
+
+with tabs[5], errors_shown():
+    train_column, _ = st.columns([1, 2])
+    with train_column:
+        train = st.number_input(
+            t("sinusoidal.ctl.train"),
+            1,
+            posviz.MAX_POSITIONS,
+            64,
+            key="train",
+            bind="query-params",
+            help=t("sinusoidal.ctl.train.help"),
+        )
+    share, excess = cache.analyse(sin.beyond_training, FAMILY.key, params, train)
+    fig = figures.lines(
+        range(n),
+        {t("sinusoidal.extra.share"): share},
+        title=t("sinusoidal.extra"),
+        x_title=t("axis.position"),
+        y_title=t("sinusoidal.axis.share"),
+    )
+    if train < n:
+        sinfig.shade_from(fig, train, n - 1, t("sinusoidal.extra.unseen"))
+    show(
+        fig,
+        notice=t("sinusoidal.extra.notice"),
+        key="extra",
+        data={"share_outside": share},
+        name="sinusoidal_beyond_training",
+    )
+    show(
+        figures.bars(
+            range(d),
+            excess,
+            title=t("sinusoidal.excess", train=train),
+            x_title=t("axis.dimension"),
+            y_title=t("sinusoidal.axis.excess"),
+        ),
+        notice=t("sinusoidal.excess.notice"),
+        key="excess",
+        data={"excess": excess},
+        name="sinusoidal_excess",
+    )
+    if train >= n:
+        st.info(t("sinusoidal.extra.none", train=train, n=n))
+
+with tabs[6], errors_shown():
+    order = cache.call(sin.layout_permutation, d)
+    show(
+        sinfig.permutation(
+            order,
+            title=t("sinusoidal.layout"),
+            x_title=t("sinusoidal.axis.halves"),
+            y_title=t("sinusoidal.axis.interleaved"),
+        ),
+        notice=t("sinusoidal.layout.notice"),
+        key="layout_perm",
+        data={"halves_column": range(d), "interleaved_column": order},
+        name="sinusoidal_layout_permutation",
+    )
+    head = ", ".join(str(i) for i in order[:8]) + (", …" if d > 8 else "")
+    st.markdown(t("sinusoidal.layout.text", order=head, n_sin=(d + 1) // 2))
+
+with tabs[7], errors_shown():
+    c1, c2 = st.columns(2)
+    with c1:
+        span = st.number_input(
+            t("sinusoidal.ctl.span"),
+            2,
+            posviz.MAX_POSITIONS,
+            posviz.MAX_POSITIONS,
+            key="span",
+            bind="query-params",
+            help=t("sinusoidal.ctl.span.help"),
+        )
+    with c2:
+        dtype = widgets.url_radio(
+            t("sinusoidal.ctl.dtype"),
+            list(precision.DTYPES),
+            key="dtype",
+            default="float16",
+            horizontal=True,
+            help=t("sinusoidal.ctl.dtype.help"),
+        )
+    results = {dt: cache.call(precision.pair_errors, span, d, base=base, dtype=dt) for dt in precision.DTYPES}
+    sampled, errors, _ = results[dtype]
+    step = (span - 1) / max(len(sampled) - 1, 1) if len(sampled) < span else 1.0
+    show(
+        sinfig.stretch(
+            heatmap(
+                errors,
+                title=t("sinusoidal.precision.map", dtype=dtype),
+                x_title=t("axis.pair"),
+                y_title=t("axis.position"),
+                colorscale="Viridis",
+                zmid=None,
+                zmin=0.0,
+                zmax=2.0,
+                dy=step,
+                colorbar_title="|err|",
+            )
+        ),
+        notice=t("sinusoidal.precision.map.notice"),
+        key="precision_map",
+        data=errors,
+        name=f"sinusoidal_error_{dtype}",
+    )
+    fig = sinfig.log_lines(
+        sampled,
+        {dt: results[dt][2] for dt in precision.DTYPES},
+        title=t("sinusoidal.precision"),
+        x_title=t("axis.position"),
+        y_title=t("sinusoidal.axis.error"),
+        log_y=True,
+    )
+    for dt, where in (("bfloat16", "bottom right"), ("float16", "top right")):
+        if precision.first_merged_position(dt) <= span:
+            sinfig.mark(
+                fig,
+                x=precision.first_merged_position(dt),
+                label=t("sinusoidal.precision.merge", dtype=dt),
+                position=where,
+            )
+    if ARTICLE_POSITION <= span:
+        sinfig.mark(fig, x=ARTICLE_POSITION, label=t("sinusoidal.precision.article"), dash="dot")
+    show(
+        fig,
+        notice=t("sinusoidal.precision.notice"),
+        key="precision",
+        data={"position": sampled, **{f"max_error_{dt}": results[dt][2] for dt in precision.DTYPES}},
+        name="sinusoidal_precision",
+    )
+    lines = []
+    for dt in precision.DTYPES:
+        positions, _, worst = results[dt]
+        broken = precision.breakdown_position(positions, worst)
+        lines.append(
+            t(
+                "sinusoidal.precision.broken",
+                dtype=dt,
+                position=f"{broken:,}",
+                merged=f"{precision.first_merged_position(dt):,}",
+            )
+            if broken is not None
+            else t(
+                "sinusoidal.precision.fine",
+                dtype=dt,
+                span=f"{span:,}",
+                error=f"{worst.max():.1e}",
+                merged=f"{precision.first_merged_position(dt):,}",
+            )
+        )
+    st.markdown("\n".join(f"- {line}" for line in lines))
+    if len(sampled) < span:
+        st.markdown(t("sinusoidal.subsampled", shown=len(sampled), n=span))
+
+with tabs[8], errors_shown():
+    st.latex(r"\|PE(p)\|^2 = \sum_{i} \big(\sin^2 p\,\omega_i + \cos^2 p\,\omega_i\big) = \frac{d}{2}")
+    measured = cache.analyse(posviz.row_norms, FAMILY.key, params)
+    closed = cache.call(sin.sinusoidal_row_norm, n, d, base=base)
+    fig = sinfig.overlaid_lines(
+        range(n),
+        {t("sinusoidal.norms.measured"): measured, t("sinusoidal.norms.closed"): closed},
+        title=t("sinusoidal.norms"),
+        x_title=t("axis.position"),
+        y_title="‖PE(p)‖",
+    )
+    sinfig.mark(fig, y=d**0.5, label=t("sinusoidal.norms.claim", d=d), dash="dot")
+    show(
+        fig,
+        notice=t("sinusoidal.norms.notice"),
+        key="norms",
+        data={"measured": measured, "closed_form": closed},
+        name="sinusoidal_row_norms",
+    )
+    st.markdown(t("sinusoidal.norms.check", d=d, measured=f"{measured[0]:.4g}", claim=f"{d**0.5:.4g}"))

@@ -1,31 +1,291 @@
-"""Learned absolute: BERT's random initial table and a sinusoidal-initialised one."""
+"""Learned absolute: BERT's random initial table, a sinusoidal-initialised one, and trained tables; what training
+puts in them, and what happens past their last row."""
 
 import streamlit as st
 
 import posviz
-from posviz.ui import errors_shown, intro, t, table_and_similarity, widgets
+from posviz import analysis, figures
+from posviz.encodings import learned
+from posviz.figures import learned as learned_figures
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, session_tables, show, t, widgets
 
 FAMILY = posviz.family("learned")
+INITS = ("random", "sinusoidal")
+SESSION = "session:"
+SIMILARITY_POSITIONS = 1024
+PROJECTION_POSITIONS = 1024
+PROBE_POSITIONS = 1024
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _on_table(module: str, name: str, digest: str, _table, args: tuple, kwargs: tuple):
+    """A core function applied to a table that has no parameters (trained, loaded), cached by its content hash."""
+    import importlib
+
+    return getattr(importlib.import_module(module), name)(_table, *args, **dict(kwargs))
+
+
+class Source:
+    """The chosen table and a cached way to analyse it: by registry parameters, or by content hash."""
+
+    def __init__(self, code: str, params: tuple | None, table):
+        self.code, self.params, self.table = code, params, table
+        self.digest = None if params is not None else analysis.table_digest(table)
+
+    def __call__(self, func, *args, **kwargs):
+        if self.params is not None:
+            return cache.analyse(func, FAMILY.key, self.params, *args, **kwargs)
+        return _on_table(func.__module__, func.__name__, self.digest, self.table, args, tuple(sorted(kwargs.items())))
+
+    def similarity(self):
+        if self.params is not None:
+            return cache.similarity(FAMILY.key, self.params, SIMILARITY_POSITIONS)
+        return self(analysis.sampled_similarity, SIMILARITY_POSITIONS)
+
+
+def registry_params(n, d, init, std, seed) -> tuple:
+    return (("d_model", d), ("init", init), ("n_positions", n), ("seed", seed), ("std", std))
+
+
+def label(code: str) -> str:
+    if code in INITS:
+        return t(f"option.{code}")
+    if code == "example":
+        return t("learned.option.example")
+    return t("learned.option.session", name=code.removeprefix(SESSION))
+
+
+def step_of(positions, n: int) -> float:
+    return (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
+
 
 intro("learned")
+sessions = session_tables()
 with errors_shown():
-    c1, c2, c3, c4, c5 = st.columns(5)
-    with c1:
-        n = widgets.number(FAMILY.param("n_positions"), key="n", maximum=4096)
-    with c2:
-        d = widgets.number(FAMILY.param("d_model"), key="d", maximum=1024)
-    with c3:
-        init = widgets.choice(FAMILY.param("init"), key="init")
-    with c4:
-        std = widgets.number(FAMILY.param("std"), key="std", slider=False, disabled=init != "random")
-    with c5:
-        seed = widgets.number(FAMILY.param("seed"), key="seed", slider=False, disabled=init != "random")
-    params = (("d_model", d), ("init", init), ("n_positions", n), ("seed", seed), ("std", std))
+    with controls():
+        options = [*INITS, "example", *(SESSION + name for name in sessions)]
+        code = widgets.url_radio(
+            t("learned.ctl.table"),
+            options,
+            key="init",
+            default="random",
+            format_func=label,
+            horizontal=True,
+            help=t("learned.ctl.table.help"),
+        )
+        registry = code in INITS
+        c1, c2, c3, c4 = st.columns(4)
+        with c1:
+            n = widgets.number(
+                FAMILY.param("n_positions"), key="n", maximum=posviz.MAX_POSITIONS, disabled=not registry
+            )
+        with c2:
+            d = widgets.number(FAMILY.param("d_model"), key="d", maximum=posviz.MAX_DIM, disabled=not registry)
+        with c3:
+            std = widgets.number(FAMILY.param("std"), key="std", slider=False, disabled=code != "random")
+        with c4:
+            seed = widgets.number(FAMILY.param("seed"), key="seed", slider=False, disabled=code != "random")
 
-    table_and_similarity(
-        FAMILY.key,
-        params,
-        title=t("learned.table"),
-        table_notice=t(f"learned.table.notice.{init}"),
-        similarity_notice=t(f"learned.similarity.notice.{init}"),
+    if registry:
+        source = Source(
+            code,
+            registry_params(n, d, code, std, seed),
+            cache.family_matrix(FAMILY.key, registry_params(n, d, code, std, seed)),
+        )
+    elif code == "example":
+        source = Source(code, None, cache.call(learned.example_table))
+    else:
+        source = Source(code, None, sessions[code.removeprefix(SESSION)])
+    table = source.table
+    n_rows, width = table.shape
+    kind = code if registry else "trained"
+    if code == "example":
+        made = cache.call(learned.example_provenance)
+        st.caption(
+            t(
+                "learned.example.provenance",
+                steps=made["steps"],
+                seed=made["seed"],
+                first_loss=made["first_loss"],
+                final_loss=made["final_loss"],
+            )
+        )
+
+st.subheader(t("learned.section.table"))
+with errors_shown():
+    show(
+        heatmap(
+            table,
+            title=t("learned.table"),
+            x_title=t("axis.dimension"),
+            y_title=t("axis.position"),
+            colorbar_title="PE",
+        ),
+        notice=t(f"learned.table.notice.{kind}"),
+        key="table",
+        data=table,
+        name="learned_table",
     )
+    positions, sim = source.similarity()
+    step = step_of(positions, n_rows)
+    show(
+        heatmap(
+            sim,
+            title=t("figure.similarity"),
+            x_title=t("axis.position"),
+            y_title=t("axis.position"),
+            zmin=-1.0,
+            zmax=1.0,
+            dx=step,
+            dy=step,
+            colorbar_title="cos",
+        ),
+        notice=t(f"learned.similarity.notice.{kind}"),
+        key="similarity",
+        data=sim,
+        name="learned_similarity",
+    )
+
+with errors_shown():
+    method = widgets.url_radio(
+        t("learned.ctl.projection"),
+        list(analysis.PROJECTIONS),
+        key="proj",
+        default="pca",
+        format_func=lambda m: t(f"learned.projection.{m}"),
+        horizontal=True,
+    )
+    where, coords = source(analysis.sampled_projection, PROJECTION_POSITIONS, method=method)
+    show(
+        learned_figures.projection(
+            where,
+            coords,
+            title=t("learned.projection.title", method=t(f"learned.projection.{method}")),
+            x_title=t("learned.axis.component", k=1),
+            y_title=t("learned.axis.component", k=2),
+            colorbar_title=t("axis.position"),
+        ),
+        notice=t(f"learned.projection.notice.{kind}")
+        + (" " + t("learned.sampled", shown=len(where), n=n_rows) if len(where) < n_rows else ""),
+        key="projection",
+        data={"position": where, "x": coords[:, 0], "y": coords[:, 1]},
+        name="learned_projection",
+    )
+
+st.subheader(t("learned.section.spectrum"))
+st.latex(
+    r"\omega_k = \mathrm{base}^{-2k/d},\qquad P_i(\omega) = \Big|\sum_p \big(PE_{p,i} - \overline{PE_i}\big)"
+    r"\, e^{-\mathrm{i}\omega p}\Big|^2,\qquad \omega_{\min} = 2\pi / n"
+)
+with errors_shown():
+    spectrum = source(analysis.position_spectrum)
+    reference = cache.call(learned.sinusoidal_column_frequencies, width)
+    show(
+        learned_figures.dominant_frequencies(
+            spectrum.dims,
+            spectrum.dominant,
+            reference,
+            spectrum.resolution,
+            title=t("learned.spectrum.dominant"),
+            x_title=t("axis.dimension"),
+            y_title=t("learned.axis.frequency"),
+            table_name=label(code),
+            reference_name=t("learned.spectrum.reference"),
+            floor_name=t("learned.spectrum.floor"),
+        ),
+        notice=t(f"learned.spectrum.notice.{kind}")
+        + (" " + t("learned.sampled_dims", shown=len(spectrum.dims), d=width) if len(spectrum.dims) < width else ""),
+        key="dominant",
+        data={
+            "dimension": spectrum.dims,
+            "dominant_frequency": spectrum.dominant,
+            "sinusoidal_frequency": reference[spectrum.dims],
+        },
+        name="learned_dominant_frequency",
+    )
+    series = {label(code): spectrum.mean_power}
+    if kind != "sinusoidal":
+        sin_spectrum = cache.call(learned.sinusoidal_spectrum, n_rows, width)
+        series[t("learned.spectrum.reference")] = sin_spectrum.mean_power
+    show(
+        figures.lines(
+            spectrum.frequencies,
+            series,
+            title=t("learned.spectrum.mean"),
+            x_title=t("learned.axis.frequency"),
+            y_title=t("learned.axis.power"),
+        ),
+        notice=t("learned.spectrum.mean.notice"),
+        key="power",
+        data={"frequency": spectrum.frequencies, **series},
+        name="learned_power_spectrum",
+    )
+
+st.subheader(t("learned.section.probe"))
+with errors_shown():
+    trained = source if kind == "trained" else Source("example", None, cache.call(learned.example_table))
+    tn, td = trained.table.shape
+    probes = {
+        t("option.random"): cache.analyse(
+            analysis.sampled_position_probe, FAMILY.key, registry_params(tn, td, "random", 0.02, seed), PROBE_POSITIONS
+        ),
+        t("option.sinusoidal"): cache.analyse(
+            analysis.sampled_position_probe, FAMILY.key, registry_params(tn, td, "sinusoidal", 0.02, 0), PROBE_POSITIONS
+        ),
+        label(trained.code): trained(analysis.sampled_position_probe, PROBE_POSITIONS),
+    }
+    guess = cache.call(analysis.constant_guess_error, tn)
+    for column, (name, value) in zip(st.columns(3), probes.items(), strict=True):
+        column.metric(name, t("learned.probe.value", value=value), help=t("learned.probe.help"))
+    show(
+        figures.bars(
+            [*probes, t("learned.probe.guess")],
+            [*probes.values(), guess],
+            title=t("learned.probe.title", n=tn, d=td),
+            x_title=t("learned.axis.table"),
+            y_title=t("learned.axis.probe"),
+        ),
+        notice=t("learned.probe.notice"),
+        key="probe",
+        data={"table": [*probes, t("learned.probe.guess")], "mean_abs_error": [*probes.values(), guess]},
+        name="learned_probe",
+    )
+
+st.subheader(t("learned.section.past"))
+with errors_shown():
+    stretch = st.select_slider(
+        t("learned.ctl.stretch"),
+        options=[2, 3, 4, 8],
+        value=2,
+        key="stretch",
+        bind="query-params",
+        help=t("learned.ctl.stretch.help"),
+    )
+    longer = n_rows * stretch
+    c1, c2 = st.columns(2)
+    with c1:
+        st.markdown(t("learned.past.torch", n=n_rows, position=n_rows))
+        st.code(cache.call(learned.torch_lookup_error, n_rows, n_rows), language=None)
+    with c2:
+        st.markdown(t("learned.past.posviz"))
+        st.code(cache.call(learned.lookup_error, n_rows, n_rows), language=None, wrap_lines=True)
+    for method in learned.EXTENSIONS:
+        where, sim = source(learned.extended_similarity, longer, method, SIMILARITY_POSITIONS)
+        step = step_of(where, longer)
+        show(
+            heatmap(
+                sim,
+                title=t(f"learned.past.{method}", n=n_rows, longer=longer, last=longer - 1),
+                x_title=t("axis.position"),
+                y_title=t("axis.position"),
+                zmin=-1.0,
+                zmax=1.0,
+                dx=step,
+                dy=step,
+                colorbar_title="cos",
+            ),
+            notice=t(f"learned.past.{method}.notice"),
+            key=f"past-{method}",
+            data=sim,
+            name=f"learned_{method}_similarity",
+        )

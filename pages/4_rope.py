@@ -1,23 +1,23 @@
-"""RoPE: the rotation angle of every pair and the score that depends only on m - n."""
+"""RoPE: pairs turning with the position, a score that depends on m - n only, its decay, the two pair layouts,
+partial rotation, the context-extension scalings side by side and any model's config.json."""
 
 import streamlit as st
 
 import posviz
-from posviz.ui import cache, errors_shown, heatmap, intro, show, t, widgets
+from posviz.encodings import rope, rope_configs
+from posviz.figures import bars, lines
+from posviz.figures import rope as rope_figures
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
 
 FAMILY = posviz.family("rope")
+DECAY_BASES = (10_000.0, 500_000.0, 1_000_000.0)
+DECAY_POINTS = 1024
+SHIFT_POSITIONS = 64
+CHECK_POSITIONS = 8
 
-intro("rope")
-with errors_shown():
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        n = widgets.number(FAMILY.param("n_positions"), key="n", maximum=2048)
-    with c2:
-        head_dim = widgets.number(FAMILY.param("head_dim"), key="head_dim", maximum=512)
-    with c3:
-        base = widgets.log_number(FAMILY.param("base"), key="base")
+
+def angle_table(n, head_dim, base):
     params = (("base", base), ("head_dim", head_dim), ("n_positions", n))
-
     table = cache.family_matrix(FAMILY.key, params)
     show(
         heatmap(
@@ -30,18 +30,404 @@ with errors_shown():
             colorbar_title="cos",
         ),
         notice=t("rope.table.notice"),
+        key="table",
+        data=table,
+        name="rope-cos-angle",
     )
 
-    scores = cache.call(posviz.rope_score_matrix, n, head_dim, base=base)
-    show(
-        heatmap(
-            scores,
-            title=t("rope.scores"),
+
+@st.fragment
+def animation(head_dim, base):
+    st.subheader(t("rope.anim.header"))
+    c1, c2 = st.columns(2)
+    with c1:
+        length = st.slider(
+            t("rope.ctl.anim_len"), 8, 120, 64, key="anim_len", bind="query-params", help=t("rope.ctl.anim_len.help")
+        )
+    with c2:
+        count = st.slider(
+            t("rope.ctl.anim_pairs"), 2, 6, 4, key="anim_pairs", bind="query-params", help=t("rope.ctl.anim_pairs.help")
+        )
+    with errors_shown():
+        inv, _ = cache.call(rope.rope_inv_freq, head_dim, base=base)
+        pairs = cache.call(posviz.evenly_spaced, inv.size, count)
+        positions = cache.call(posviz.evenly_spaced, length, length)
+        trajectory = cache.call(
+            rope.rope_pair_trajectory, (1.0,) * head_dim, tuple(positions), tuple(inv), tuple(pairs)
+        )
+        turns = rope.rope_wavelength(inv[pairs])
+        titles = [
+            t("rope.anim.pair", i=int(i), theta=f"{inv[i]:.3g}", turn=f"{w:,.1f}" if w < 100 else f"{w:,.0f}")
+            for i, w in zip(pairs, turns, strict=True)
+        ]
+        fig = rope_figures.rotation_animation(
+            trajectory,
+            positions,
+            titles,
+            title=t("rope.anim"),
+            play=t("rope.anim.play"),
+            pause=t("rope.anim.pause"),
+            slider_prefix=t("rope.anim.position"),
+        )
+        data = {"position": positions}
+        for j, i in enumerate(pairs):
+            data[f"pair{int(i)}_a"], data[f"pair{int(i)}_b"] = trajectory[:, j, 0], trajectory[:, j, 1]
+        show(fig, notice=t("rope.anim.notice"), key="anim", data=data, name="rope-rotation")
+
+
+@st.fragment
+def scores(n, head_dim, base):
+    st.subheader(t("rope.scores.header"))
+    st.latex(
+        r"q_m^{\top} k_n = \operatorname{Re}\sum_{i=0}^{d/2-1} \tilde q_i\,\overline{\tilde k_i}\;"
+        r"e^{\mathrm{i}(m-n)\theta_i}"
+    )
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        qk = widgets.url_radio(
+            t("rope.ctl.qk"),
+            ["ones", "random"],
+            key="qk",
+            default="ones",
+            horizontal=True,
+            format_func={"ones": t("rope.qk.ones"), "random": t("rope.qk.random")}.get,
+        )
+    with c2:
+        seed = st.number_input(
+            t("rope.ctl.seed"),
+            0,
+            9999,
+            0,
+            key="seed",
+            bind="query-params",
+            disabled=qk == "ones",
+            help=t("rope.ctl.seed.help"),
+        )
+    with c3:
+        shift = st.slider(
+            t("rope.ctl.shift"), 1, 4096, 100, key="shift", bind="query-params", help=t("rope.ctl.shift.help")
+        )
+    seed = None if qk == "ones" else int(seed)
+    with errors_shown():
+        matrix = cache.call(posviz.rope_score_matrix, n, head_dim, base=base, seed=seed)
+        show(
+            heatmap(
+                matrix,
+                title=t("rope.scores"),
+                x_title=t("axis.key_position"),
+                y_title=t("axis.query_position"),
+                zmin=None if seed is not None else -1.0,
+                zmax=None if seed is not None else 1.0,
+                colorbar_title="q·k / d",
+            ),
+            notice=t("rope.scores.notice"),
+            key="scores",
+            data=matrix,
+            name="rope-scores",
+        )
+    with errors_shown():
+        k = min(n, SHIFT_POSITIONS)
+        plain, shifted, diff = cache.call(rope.rope_shifted_scores, k, head_dim, shift, base=base, seed=seed)
+        fig = rope_figures.heatmap_pair(
+            plain,
+            shifted,
+            subtitles=(t("rope.shift.left"), t("rope.shift.right", s=shift)),
+            title=t("rope.shift", k=k, diff=f"{diff:.2g}"),
             x_title=t("axis.key_position"),
             y_title=t("axis.query_position"),
-            zmin=-1.0,
-            zmax=1.0,
-            colorbar_title="q·k / d",
-        ),
-        notice=t("rope.scores.notice"),
+        )
+        show(
+            fig,
+            notice=t("rope.shift.notice"),
+            key="shift_fig",
+            data={"S": plain.ravel(), "S_shifted": shifted.ravel()},
+            name="rope-shift",
+        )
+
+
+@st.fragment
+def decay(head_dim, base):
+    st.subheader(t("rope.decay.header"))
+    st.latex(r"\frac{1}{d/2}\sum_{j=1}^{d/2}\lvert S_j\rvert,\qquad S_j=\sum_{i=0}^{j-1} e^{\mathrm{i}(m-n)\theta_i}")
+    reach = st.select_slider(
+        t("rope.ctl.decay_len"),
+        [64, 256, 1024, 4096, 16384, 32768],
+        1024,
+        key="decay_len",
+        bind="query-params",
+        help=t("rope.ctl.decay_len.help"),
     )
+    with errors_shown():
+        distances = cache.call(posviz.evenly_spaced, int(reach) + 1, DECAY_POINTS)
+        bases = dict.fromkeys((*DECAY_BASES, base))
+        series = {
+            t("rope.decay.base", base=f"{b:,.0f}"): cache.call(
+                rope.rope_decay_bound, tuple(distances), head_dim, base=b
+            )
+            for b in bases
+        }
+        fig = lines(
+            distances,
+            series,
+            title=t("rope.decay", d=head_dim),
+            x_title=t("rope.axis.distance"),
+            y_title=t("rope.axis.bound"),
+        )
+        show(fig, notice=t("rope.decay.notice"), key="decay", data={"distance": distances, **series}, name="rope-decay")
+
+
+@st.fragment
+def layouts(base):
+    st.subheader(t("rope.layouts.header"))
+    st.latex(r"x^{\text{half}} = x^{\text{interleaved}}[p],\quad p = (0, 2, 4, \dots, r-2,\; 1, 3, \dots, r-1)")
+    d = st.slider(
+        t("rope.ctl.perm_d"), 2, 32, 8, step=2, key="perm_d", bind="query-params", help=t("rope.ctl.perm_d.help")
+    )
+    with errors_shown():
+        perm = cache.call(rope.interleaved_to_half, d)
+        inter, half = cache.call(rope.layout_pair_index, d)
+        rows = [t("rope.layouts.row.interleaved"), t("rope.layouts.row.half"), t("rope.layouts.row.perm")]
+        fig = rope_figures.index_map([inter, half, perm], rows, title=t("rope.layouts"), x_title=t("axis.dimension"))
+        show(
+            fig,
+            notice=t("rope.layouts.notice"),
+            key="layouts",
+            data={"dimension": range(d), "pair_interleaved": inter, "pair_half": half, "p": perm},
+            name="rope-layouts",
+        )
+        a, b, diff = cache.call(rope.rope_layout_check, d, CHECK_POSITIONS, base=base)
+        fig = rope_figures.heatmap_pair(
+            a,
+            b,
+            subtitles=(t("rope.check.left"), t("rope.check.right")),
+            title=t("rope.check", diff=f"{diff:.2g}"),
+            x_title=t("axis.dimension"),
+            y_title=t("axis.position"),
+        )
+        show(
+            fig,
+            notice=t("rope.check.notice"),
+            key="check",
+            data={"interleaved_then_p": a.ravel(), "p_then_half": b.ravel()},
+            name="rope-layout-check",
+        )
+
+
+@st.fragment
+def partial(n, head_dim, base):
+    st.subheader(t("rope.partial.header"))
+    st.latex(
+        r"r = \lfloor d \cdot \text{partial\_rotary\_factor} \rfloor,\qquad "
+        r"x_{r:d}\ \text{passes through unchanged}"
+    )
+    c1, c2 = st.columns(2)
+    with c1:
+        prf = st.slider(
+            t("rope.ctl.prf"), 0.05, 1.0, 0.5, step=0.05, key="prf", bind="query-params", help=t("rope.ctl.prf.help")
+        )
+    with c2:
+        layout = widgets.url_radio(
+            t("rope.ctl.layout"),
+            list(rope.LAYOUTS),
+            key="rope_layout",
+            default="half",
+            horizontal=True,
+            format_func={o: t(f"rope.layout.{o}") for o in rope.LAYOUTS}.get,
+        )
+    with errors_shown():
+        table, rotates = cache.call(rope.partial_rotary_table, n, head_dim, round(prf, 2), base=base, layout=layout)
+        fig = heatmap(
+            table,
+            title=t("rope.partial", r=int(rotates.sum()), d=head_dim),
+            x_title=t("axis.dimension"),
+            y_title=t("axis.position"),
+            zmin=-1.5,
+            zmax=1.5,
+            colorbar_title="RoPE(1)",
+        )
+        show(fig, notice=t("rope.partial.notice"), key="partial", data=table, name="rope-partial")
+
+
+def method_labels():
+    return [t(f"rope.method.{m}") for m in rope_configs.EXTENSION_METHODS]
+
+
+@st.fragment
+def extension(head_dim, base):
+    st.subheader(t("rope.ext.header"))
+    st.latex(
+        r"\lambda_i = \frac{2\pi}{\theta_i},\qquad \rho_i = \frac{\theta_i^{\text{scaled}}}{\theta_i},\qquad"
+        r"\text{NTK: } \text{base}' = \text{base}\cdot s^{d/(d-2)}"
+    )
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        factor = st.select_slider(
+            t("rope.ctl.factor"),
+            [2, 4, 8, 16, 32],
+            8,
+            key="factor",
+            bind="query-params",
+            help=t("rope.ctl.factor.help"),
+        )
+    with c2:
+        original = st.select_slider(
+            t("rope.ctl.orig"),
+            [2048, 4096, 8192, 32768],
+            4096,
+            key="orig",
+            bind="query-params",
+            help=t("rope.ctl.orig.help"),
+        )
+    with c3:
+        share = st.select_slider(
+            t("rope.ctl.cur"), [1, 2, 4, 8, 16, 32], 8, key="cur", bind="query-params", help=t("rope.ctl.cur.help")
+        )
+    with errors_shown():
+        current = int(original) * min(int(share), int(factor))
+        cmp = cache.call(rope_configs.compare_scalings, head_dim, base, float(factor), int(original), current)
+        labels = method_labels()
+        pairs = range(cmp.original.size)
+        series = {t("rope.method.none"): cmp.original_wavelength, **dict(zip(labels, cmp.wavelength, strict=True))}
+        contexts = {
+            t("rope.ext.orig", L=f"{original:,}"): original,
+            t("rope.ext.target", L=f"{int(factor) * int(original):,}"): int(factor) * int(original),
+        }
+        fig = rope_figures.wavelengths(
+            pairs,
+            series,
+            contexts,
+            title=t("rope.ext.wavelength", cur=f"{current:,}"),
+            x_title=t("axis.pair"),
+            y_title=t("rope.axis.wavelength"),
+        )
+        show(
+            fig,
+            notice=t("rope.ext.wavelength.notice"),
+            key="ext_wave",
+            data={"pair": pairs, **series},
+            name="rope-extension-wavelengths",
+        )
+        class_labels = [t(f"rope.class.{c}") for c in rope.PAIR_CLASSES]
+        fig = rope_figures.class_map(
+            cmp.classes,
+            cmp.ratio,
+            labels,
+            class_labels,
+            title=t("rope.ext.classes"),
+            x_title=t("axis.pair"),
+            ratio_label="θ′/θ",
+        )
+        show(
+            fig,
+            notice=t("rope.ext.classes.notice"),
+            key="ext_classes",
+            data={
+                "pair": pairs,
+                **{f"{m}_ratio": r for m, r in zip(cmp.methods, cmp.ratio, strict=True)},
+                **{f"{m}_class": c for m, c in zip(cmp.methods, cmp.classes, strict=True)},
+            },
+            name="rope-extension-classes",
+        )
+        fig = bars(
+            labels,
+            cmp.attention_factor,
+            title=t("rope.ext.attention"),
+            x_title=t("rope.axis.method"),
+            y_title=t("rope.axis.attention"),
+        )
+        show(
+            fig,
+            notice=t("rope.ext.attention.notice"),
+            key="ext_attention",
+            data={"method": list(cmp.methods), "attention_factor": cmp.attention_factor},
+            name="rope-extension-attention",
+        )
+        counts = cmp.counts()
+        st.dataframe(
+            {
+                t("rope.axis.method"): labels,
+                **{label: counts[:, c] for c, label in enumerate(class_labels)},
+                t("rope.axis.attention"): cmp.attention_factor,
+            },
+            hide_index=True,
+        )
+
+
+@st.fragment
+def config_explorer():
+    st.subheader(t("rope.cfg.header"))
+    st.markdown(t("rope.cfg.intro"))
+    names = list(rope_configs.PRESETS)
+    preset = widgets.url_radio(
+        t("rope.ctl.preset"),
+        names,
+        key="preset",
+        default="llama31_8b",
+        horizontal=True,
+        format_func=rope_configs.PRESET_NAMES.get,
+    )
+    if st.session_state.get("cfg_preset") != preset:
+        st.session_state["cfg"] = rope_configs.preset_text(preset)
+        st.session_state["cfg_preset"] = preset
+    text = st.text_area(t("rope.ctl.cfg"), key="cfg", height=260, help=t("rope.ctl.cfg.help"))
+    with errors_shown():
+        found = cache.call(rope_configs.config_frequencies, text)
+        config = found.config
+        original, longest = config.original_max_position_embeddings, config.target_context
+        st.markdown(
+            t(
+                "rope.cfg.summary",
+                head_dim=config.head_dim,
+                base=f"{config.base:,.0f}",
+                type=config.rope_type,
+                prf=f"{config.partial_rotary_factor:g}",
+                pairs=found.plain.size,
+                max=f"{config.max_position_embeddings or 0:,}",
+                orig=f"{original or 0:,}",
+                attn=f"{found.attention_factor:.4g}",
+            )
+        )
+        contexts = {t("rope.ext.orig", L=f"{original:,}"): original} if original else {}
+        if longest and longest != original:
+            contexts[t("rope.ext.target", L=f"{longest:,}")] = longest
+        series = {t("rope.cfg.plain"): found.plain_wavelength, t("rope.cfg.scaled"): found.scaled_wavelength}
+        pairs = range(found.plain.size)
+        fig = rope_figures.wavelengths(
+            pairs,
+            series,
+            contexts,
+            title=t("rope.cfg.wavelength"),
+            x_title=t("axis.pair"),
+            y_title=t("rope.axis.wavelength"),
+        )
+        show(
+            fig,
+            notice=t("rope.cfg.notice"),
+            key="cfg_wave",
+            data={"pair": pairs, "inv_freq": found.plain, "inv_freq_scaled": found.scaled},
+            name="rope-config",
+        )
+
+
+intro("rope")
+with controls():
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        n = widgets.number(FAMILY.param("n_positions"), key="n", maximum=2048)
+    with c2:
+        head_dim = widgets.number(FAMILY.param("head_dim"), key="head_dim", maximum=512)
+    with c3:
+        base = widgets.log_number(FAMILY.param("base"), key="base")
+valid = False
+with errors_shown():
+    cache.call(rope.rope_inv_freq, head_dim, base=base)
+    valid = True
+if valid:
+    angle_table(n, head_dim, base)
+    animation(head_dim, base)
+    scores(n, head_dim, base)
+    decay(head_dim, base)
+    layouts(base)
+    partial(n, head_dim, base)
+    extension(head_dim, base)
+config_explorer()

@@ -1,22 +1,35 @@
-"""Relative positions: Shaw et al.'s clipped index and T5's buckets."""
+"""Relative positions: Shaw et al.'s clipped index and T5's buckets, with a learned (or synthetic) bias table."""
 
 import numpy as np
 import streamlit as st
 
 import posviz
 from posviz import figures
-from posviz.ui import cache, errors_shown, heatmap, intro, show, t, widgets
+from posviz.encodings import relative
+from posviz.figures import alibi as line_figures
+from posviz.figures import relative as relative_figures
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, session_tables, show, t, widgets
 
 SHAW, T5 = posviz.family("shaw"), posviz.family("t5")
+T5_TABLE = "relative_attention_bias"
+
+
+def _learned_t5_table():
+    """The first session table whose name says it is T5's relative attention bias, as (name, array) or None."""
+    found = sorted((n, a) for n, a in session_tables().items() if T5_TABLE in n and np.ndim(a) == 2)
+    return found[0] if found else None
+
 
 intro("relative")
 shaw_tab, t5_tab = st.tabs([t("relative.shaw"), t("relative.t5")])
 with shaw_tab, errors_shown():
-    c1, c2 = st.columns(2)
-    with c1:
-        length = widgets.number(SHAW.param("seq_len"), key="shaw_len", maximum=512)
-    with c2:
-        clip = widgets.number(SHAW.param("max_relative_position"), key="shaw_k", maximum=128)
+    with controls():
+        c1, c2 = st.columns(2)
+        with c1:
+            length = widgets.number(SHAW.param("seq_len"), key="shaw_len", maximum=512)
+        with c2:
+            clip = widgets.number(SHAW.param("max_relative_position"), key="shaw_k", maximum=128)
+    st.latex(r"a_{ij} = \operatorname{clip}(j - i,\,-k,\,k) + k \in \{0, \dots, 2k\}")
     index = cache.family_matrix(SHAW.key, (("max_relative_position", clip), ("seq_len", length)))
     show(
         heatmap(
@@ -29,25 +42,42 @@ with shaw_tab, errors_shown():
             colorbar_title=t("axis.index"),
         ),
         notice=t("relative.shaw.notice"),
+        key="shaw",
+        data=index,
+        name="shaw-index",
+    )
+    lengths = tuple(range(1, max(4 * clip, 2 * length) + 1))
+    distinct = cache.call(relative.shaw_distinct_count, lengths, clip)
+    show(
+        line_figures.lines_with_marker(
+            lengths,
+            {t("relative.shaw.distinct.y"): distinct},
+            marker=clip + 1,
+            marker_text=t("relative.shaw.distinct.marker", n=clip + 1),
+            title=t("relative.shaw.distinct", k=clip, total=2 * clip + 1),
+            x_title=t("param.seq_len"),
+            y_title=t("relative.shaw.distinct.y"),
+        ),
+        notice=t("relative.shaw.distinct.notice"),
+        key="shaw_distinct",
+        data={"seq_len": lengths, "distinct_embeddings": distinct},
+        name="shaw-distinct-embeddings",
     )
 
 with t5_tab, errors_shown():
-    c1, c2, c3, c4 = st.columns(4)
-    with c1:
-        length = widgets.number(T5.param("seq_len"), key="t5_len", maximum=1024)
-    with c2:
-        buckets = widgets.number(T5.param("num_buckets"), key="t5_buckets", maximum=128)
-    with c3:
-        max_distance = widgets.number(T5.param("max_distance"), key="t5_max_distance", maximum=1024)
-    with c4:
-        bidirectional = widgets.toggle(T5.param("bidirectional"), key="t5_bidirectional")
-    params = (
-        ("bidirectional", bidirectional),
-        ("max_distance", max_distance),
-        ("num_buckets", buckets),
-        ("seq_len", length),
-    )
-    matrix = cache.family_matrix(T5.key, params)
+    with controls():
+        c1, c2, c3, c4 = st.columns(4)
+        with c1:
+            length = widgets.number(T5.param("seq_len"), key="t5_len", maximum=1024)
+        with c2:
+            buckets = widgets.number(T5.param("num_buckets"), key="t5_buckets", maximum=128)
+        with c3:
+            max_distance = widgets.number(T5.param("max_distance"), key="t5_max_distance", maximum=1024)
+        with c4:
+            bidirectional = widgets.toggle(T5.param("bidirectional"), key="t5_bidirectional")
+    kwargs = {"bidirectional": bidirectional, "num_buckets": buckets, "max_distance": max_distance}
+    params = tuple(sorted(kwargs.items())) + (("seq_len", length),)
+    matrix = cache.family_matrix(T5.key, tuple(sorted(params)))
     show(
         heatmap(
             matrix,
@@ -59,22 +89,93 @@ with t5_tab, errors_shown():
             colorbar_title=t("axis.bucket"),
         ),
         notice=t("relative.t5.matrix.notice"),
+        key="t5",
+        data=matrix,
+        name="t5-buckets",
     )
-    offsets = np.arange(-2 * max_distance, 2 * max_distance + 1)
-    curve = cache.call(
-        posviz.t5_relative_bucket,
-        tuple(offsets.tolist()),
-        bidirectional=bidirectional,
-        num_buckets=buckets,
-        max_distance=max_distance,
+    max_exact = relative.t5_exact_region(buckets, bidirectional)
+    side = buckets // 2 if bidirectional else buckets
+    st.latex(
+        r"b(n) = \begin{cases} n & n < E \\ \min\!\left(B - 1,\ E + \left\lfloor \dfrac{\ln(n/E)}{\ln(D/E)}"
+        r"\,(B - E) \right\rfloor\right) & n \ge E \end{cases}"
     )
+    st.markdown(
+        t(
+            "relative.t5.n.bidirectional" if bidirectional else "relative.t5.n.causal",
+            side=side,
+            exact=max_exact,
+            d=max_distance,
+        )
+    )
+    offsets = tuple(range(-2 * max_distance, 2 * max_distance + 1))
+    curve = cache.call(posviz.t5_relative_bucket, offsets, **kwargs)
+    regions = {
+        "exact": t("relative.t5.region.exact", n=max_exact),
+        "log": t("relative.t5.region.log", n=max_exact, d=max_distance),
+        "flat": t("relative.t5.region.flat", d=max_distance),
+    }
     show(
-        figures.lines(
+        relative_figures.bucket_curve(
             offsets,
-            {t("axis.bucket"): curve},
+            curve,
+            max_exact=max_exact,
+            max_distance=max_distance,
+            bidirectional=bidirectional,
+            region_names=regions,
             title=t("relative.t5.curve"),
             x_title=t("axis.relative"),
             y_title=t("axis.bucket"),
         ),
         notice=t("relative.t5.curve.notice"),
+        key="t5_curve",
+        data={"relative_position": offsets, "bucket": curve},
+        name="t5-bucket-curve",
+    )
+    sizes = cache.call(relative.t5_bucket_sizes, **kwargs)
+    show(
+        figures.bars(
+            [str(b) for b in range(buckets)],
+            sizes,
+            title=t("relative.t5.sizes", d=max_distance),
+            x_title=t("axis.bucket"),
+            y_title=t("relative.t5.sizes.y"),
+        ),
+        notice=t("relative.t5.sizes.notice"),
+        key="t5_sizes",
+        data={"bucket": range(buckets), "relative_positions": sizes},
+        name="t5-bucket-sizes",
+    )
+    unused = cache.call(relative.t5_unused_buckets, **kwargs)
+    listed = ", ".join(str(b) for b in unused)
+    if bidirectional:
+        st.info(t("relative.t5.unused.bidirectional", b=buckets // 2, listed=listed or "—"))
+    else:
+        st.info(t("relative.t5.unused.causal", listed=listed or "—"))
+
+    st.subheader(t("relative.t5.bias.header"))
+    learned = _learned_t5_table()
+    if learned is None:
+        st.info(t("relative.t5.bias.none"))
+        table_name, table = t("relative.t5.bias.synthetic_name"), cache.call(relative.t5_synthetic_bias_table, buckets)
+        title = t("relative.t5.bias.synthetic", b=buckets)
+    else:
+        table_name, table = learned
+        title = t("relative.t5.bias.learned", name=table_name, b=table.shape[0], h=table.shape[1])
+        st.caption(t("relative.t5.bias.learned.note", b=table.shape[0], d=max_distance))
+    bias = relative.t5_bias_curve(table, offsets, bidirectional=bidirectional, max_distance=max_distance)
+    heads = {t("relative.t5.bias.head", h=h): bias[h] for h in range(bias.shape[0])}
+    show(
+        line_figures.lines_with_marker(
+            offsets,
+            heads,
+            marker=0,
+            marker_text="i = j",
+            title=title,
+            x_title=t("axis.relative"),
+            y_title=t("axis.bias"),
+        ),
+        notice=t("relative.t5.bias.notice"),
+        key="t5_bias",
+        data={"relative_position": offsets} | heads,
+        name="t5-bias-per-head",
     )

@@ -147,3 +147,130 @@ def position_probe(table, *, folds: int = 5, alpha: float = 1e-3, seed: int = 0)
     splitter = KFold(n_splits=folds, shuffle=True, random_state=int(seed))
     predicted = cross_val_predict(Ridge(alpha=alpha), table, target, cv=splitter)
     return float(np.mean(np.abs(predicted - target)))
+
+
+#: Smallest FFT length of :func:`position_spectrum`: short tables are zero-padded to it for a finer frequency grid.
+MIN_FFT = 4_096
+
+
+@dataclass(frozen=True)
+class PositionSpectrum:
+    """What frequencies along the position axis a table's columns are made of.
+
+    ``frequencies[j] = 2 pi j / n_fft`` in radians per position (0 .. pi); ``mean_power[j]`` is the share of a
+    column's variance at that frequency, averaged over the analysed columns ``dims``; ``dominant[i]`` is the
+    frequency where column ``dims[i]`` has most power; ``resolution = 2 pi / n`` is the slowest frequency that
+    completes one period within the table.
+    """
+
+    frequencies: np.ndarray
+    mean_power: np.ndarray
+    dims: np.ndarray
+    dominant: np.ndarray
+    resolution: float
+
+
+def position_spectrum(table, *, max_dims: int = 512) -> PositionSpectrum:
+    """The power spectrum of every column along positions, P_i(omega_j) = |sum_p (PE[p, i] - mean_i) e^{-i omega_j p}|^2
+    with omega_j = 2 pi j / n_fft, each column normalised to total power 1 (so a tiny random table and a unit
+    sinusoid compare). Columns are zero-padded to n_fft = max(MIN_FFT, 2^ceil(log2 n)), which interpolates the
+    spectrum on a finer grid; the resolution stays about 2 pi / n, so a column with less than one period in n
+    positions shows as its slowest resolvable frequency. For a sinusoidal table column 2k (and 2k + 1) peaks at
+    omega_k = base^(-2k / d) (Vaswani et al., 2017) whenever omega_k > 2 pi / n. At most ``max_dims`` evenly
+    spaced columns are analysed.
+    """
+    array = np.asarray(table)
+    if array.ndim != 2:
+        _checks.finite_table(array)
+    dims = evenly_spaced(array.shape[1], max_dims)
+    table = _checks.finite_table(array[:, dims])
+    n = table.shape[0]
+    size = max(MIN_FFT, 1 << max(n - 1, 1).bit_length())
+    chunk = max(1, (1 << 22) // size)
+    powers = []
+    for start in range(0, dims.size, chunk):  # column chunks bound the memory, not a per-dim loop
+        cols = table[:, start : start + chunk]
+        spectrum = np.fft.rfft(cols - cols.mean(axis=0), n=size, axis=0)
+        powers.append(spectrum.real**2 + spectrum.imag**2)
+    power = np.concatenate(powers, axis=1)
+    total = power.sum(axis=0)
+    power = power / np.where(total > 0, total, 1.0)
+    frequencies = 2.0 * np.pi * np.arange(power.shape[0]) / size
+    dominant = np.where(total > 0, frequencies[np.argmax(power, axis=0)], 0.0)
+    return PositionSpectrum(frequencies, power.mean(axis=1), dims, dominant, 2.0 * np.pi / n)
+
+
+def sampled_similarity(table, limit: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cosine_similarity_matrix` of at most ``limit`` evenly spaced positions. Returns ``(positions, S)``."""
+    positions, rows = _sampled_rows(table, limit)
+    return positions, cosine_similarity_matrix(rows)
+
+
+#: Above this many entries :func:`sampled_projection` finds the two principal components by randomized SVD.
+EXACT_PCA_ELEMENTS = 1 << 20
+
+
+def _sampled_rows(table, limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``limit`` evenly spaced positions and their rows, validated (only the rows that are used)."""
+    array = np.asarray(table)
+    if array.ndim != 2:
+        _checks.finite_table(array)
+    positions = evenly_spaced(array.shape[0], limit)
+    return positions, _checks.finite_table(array[positions])
+
+
+def sampled_projection(table, limit: int = 2048, method: str = "pca", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`project` of at most ``limit`` evenly spaced positions (all of them if few enough).
+    Returns ``(positions, coords)``.
+
+    For a large sample (more than ``EXACT_PCA_ELEMENTS`` entries) PCA takes the top two singular vectors from
+    randomized SVD (Halko, Martinsson & Tropp, 2011; scikit-learn's ``randomized_svd``, 7 power iterations,
+    reproducible from ``seed``) instead of a full SVD, with the same sign convention as :func:`project`.
+    """
+    _checks.choice("method", method, PROJECTIONS)
+    positions, rows = _sampled_rows(table, limit)
+    if method != "pca" or rows.size <= EXACT_PCA_ELEMENTS:
+        return positions, project(rows, method=method, seed=seed)
+    from sklearn.utils.extmath import randomized_svd
+
+    u, s, vt = randomized_svd(rows - rows.mean(axis=0), 2, n_iter=7, random_state=int(seed))
+    signs = np.sign(vt[np.arange(2), np.argmax(np.abs(vt), axis=1)])
+    signs[signs == 0] = 1.0
+    return positions, u * s * signs
+
+
+def sampled_position_probe(table, limit: int = 1024, *, folds: int = 5, alpha: float = 1e-3, seed: int = 0) -> float:
+    """:func:`position_probe` on at most ``limit`` evenly spaced positions, the regression target being the true
+    position p (not the row's index among the sample), so the error stays in positions. Equal to
+    ``position_probe(table)`` when the table has at most ``limit`` rows."""
+    positions, rows = _sampled_rows(table, limit)
+    folds = _checks.positive_int("folds", folds)
+    if folds < 2 or positions.size < 2 * folds:
+        raise ValueError(
+            f"a {folds}-fold probe needs folds >= 2 and at least {2 * folds} positions; got {positions.size}"
+        )
+    alpha = _checks.positive_float("alpha", alpha)
+    from sklearn.linear_model import Ridge
+    from sklearn.model_selection import KFold, cross_val_predict
+
+    target = positions.astype(np.float64)
+    splitter = KFold(n_splits=folds, shuffle=True, random_state=int(seed))
+    predicted = cross_val_predict(Ridge(alpha=alpha), rows, target, cv=splitter)
+    return float(np.mean(np.abs(predicted - target)))
+
+
+def constant_guess_error(n_positions: int) -> float:
+    """The probe error of a reader that knows nothing: always guess the median position. For p uniform on
+    0 .. n - 1 it is mean |p - median| = floor(n^2 / 4) / n, about n / 4."""
+    n = _checks.positive_int("n_positions", n_positions)
+    return float((n * n // 4) / n)
+
+
+def table_digest(table) -> str:
+    """sha256 of a table's shape, dtype and bytes: a short cache key for an array that has no parameters."""
+    import hashlib
+
+    array = np.ascontiguousarray(table)
+    digest = hashlib.sha256(f"{array.shape}{array.dtype.str}".encode())
+    digest.update(array.view(np.uint8).reshape(-1))
+    return digest.hexdigest()

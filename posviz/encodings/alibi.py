@@ -47,10 +47,7 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
     k = q if k_len is None else _checks.positive_int("k_len", k_len, maximum=_checks.MAX_POSITIONS)
     slopes = alibi_slopes(h)
     if heads is not None:
-        index = np.asarray(heads)
-        if index.ndim != 1 or index.dtype.kind not in "iu" or np.any((index < 0) | (index >= h)):
-            raise ValueError(f"heads must be a list of head indices between 0 and {h - 1}; got {heads!r}")
-        slopes = slopes[index]
+        slopes = slopes[_head_index(heads, h)]
     if slopes.size * q * k > _checks.MAX_ELEMENTS:
         raise ValueError(
             f"an ALiBi bias of {slopes.size} heads x {q} x {k} has {slopes.size * q * k:,} entries, more than the "
@@ -62,3 +59,114 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
         return -slopes * np.abs(distance)
     bias = -slopes * distance
     return np.where(distance < 0, -np.inf, bias)
+
+
+def alibi_slope_origin(n_heads: int) -> np.ndarray:
+    """Where each head's slope comes from, per head: 0 = the slopes of c heads, 1 = an interleaved extra slope
+    of 2c heads, with c the largest power of two <= n (Press et al., 2022, reference code ``get_slopes``).
+
+    Heads 0 .. c - 1 take 2^(-8h / c), h = 1 .. c; heads c .. n - 1 take the odd-numbered slopes of 2c heads,
+    2^(-8(2t + 1) / 2c). For a power of two every head is of origin 0.
+    """
+    n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    closest = 1 << (n.bit_length() - 1)
+    return (np.arange(n) >= closest).astype(np.int64)
+
+
+def alibi_slope_ladder(n_heads: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 2c slopes of 2c heads, 2^(-8h / 2c) for h = 1 .. 2c (c the largest power of two <= n), and the use
+    of each: 0 = it is one of the c-head slopes (every even h, since 2^(-8 (2t) / 2c) = 2^(-8t / c)),
+    1 = it is one of the n - c extra slopes (the first odd h), 2 = not used by n heads.
+    """
+    n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    closest = 1 << (n.bit_length() - 1)
+    h = np.arange(1, 2 * closest + 1)
+    odd_rank = (h - 1) // 2
+    use = np.where(h % 2 == 0, 0, np.where(odd_rank < n - closest, 1, 2))
+    return _power_of_two_slopes(2 * closest), use
+
+
+def article_slopes(n_heads: int) -> np.ndarray:
+    """The slopes as one practitioner article states them, "2^(-8/h), 2^(-9/h), ...": m_k = 2^(-(8 + k) / n),
+    k = 0 .. n - 1 for n heads. Not the paper's rule (``alibi_slopes``); kept so the two can be compared: they
+    agree on the first head only, where 8k / n = (7 + k) / n for k = 1.
+    """
+    n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    return 2.0 ** (-(8.0 + np.arange(n)) / n)
+
+
+def alibi_attention_row(n_heads: int, query: int, heads=None, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Attention weights of query i over the keys j = 0 .. i (causal), ``(with_bias, without_bias)``.
+
+    Raw scores s_j are all zero, or N(0, 1) draws from ``seed``; then
+
+        with bias:    a_h(j) = exp(s_j - m_h (i - j)) / sum_k exp(s_k - m_h (i - k)),   shape (heads, i + 1)
+        without bias: a(j)   = exp(s_j) / sum_k exp(s_k),                               shape (i + 1,)
+
+    With equal scores a_h(j) / a_h(i) = exp(-m_h (i - j)): the weight decays exponentially with distance.
+    """
+    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    i = _position("query", query)
+    slopes = alibi_slopes(h) if heads is None else alibi_slopes(h)[_head_index(heads, h)]
+    scores = np.zeros(i + 1) if seed is None else np.random.default_rng(int(seed)).standard_normal(i + 1)
+    distance = i - np.arange(i + 1)
+    return _softmax(scores[None, :] - slopes[:, None] * distance[None, :]), _softmax(scores)
+
+
+def alibi_span(n_heads: int, ratio: float = 0.01) -> np.ndarray:
+    """Effective span of each head: the distance at which a key's weight falls to ``ratio`` of the nearest
+    key's (equal raw scores), d_h = ln(1 / ratio) / m_h. For ratio 1 %: ln(100) / m_h ~ 4.6 / m_h."""
+    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    r = _checks.positive_float("ratio", ratio)
+    if r >= 1.0:
+        raise ValueError(f"ratio must be below 1 (a fraction of the nearest key's weight); got {ratio}")
+    return np.log(1.0 / r) / alibi_slopes(h)
+
+
+def alibi_distance_bias(n_heads: int, max_distance: int) -> np.ndarray:
+    """-m_h * d for every head and every distance d = 0 .. max_distance, shape (n_heads, max_distance + 1).
+    Defined for any distance: ALiBi has no table of positions that could run out."""
+    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    d = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_ELEMENTS // MAX_HEADS)
+    return -alibi_slopes(h)[:, None] * np.arange(d + 1)[None, :]
+
+
+def alibi_mass_beyond(n_heads: int, train_len: int, seq_lens) -> np.ndarray:
+    """Attention mass that the last query of a sequence of length L puts on keys at distance >= train_len
+    (distances never seen in training), equal raw scores, causal; shape (n_heads, len(seq_lens)).
+
+    With r = exp(-m): mass = sum_{d=T}^{L-1} r^d / sum_{d=0}^{L-1} r^d = r^T (1 - r^(L - T)) / (1 - r^L)
+    for L > T, and 0 for L <= T (geometric sums, computed with expm1 for small slopes).
+    """
+    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    t = _checks.positive_int("train_len", train_len, maximum=_checks.MAX_POSITIONS)
+    lengths = np.asarray(seq_lens)
+    if lengths.ndim != 1 or lengths.dtype.kind not in "iu" or lengths.size == 0 or np.any(lengths < 1):
+        raise ValueError(f"seq_lens must be a list of sequence lengths of at least 1; got {seq_lens!r}")
+    m = alibi_slopes(h)[:, None]
+    beyond = np.maximum(lengths - t, 0)[None, :]
+    mass = np.exp(-m * t) * -np.expm1(-m * beyond) / -np.expm1(-m * lengths[None, :])
+    return np.where(beyond > 0, mass, 0.0)
+
+
+def _head_index(heads, n: int) -> np.ndarray:
+    index = np.asarray(heads)
+    if index.ndim != 1 or index.dtype.kind not in "iu" or np.any((index < 0) | (index >= n)):
+        raise ValueError(f"heads must be a list of head indices between 0 and {n - 1}; got {heads!r}")
+    return index
+
+
+def _position(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < _checks.MAX_POSITIONS:
+        raise ValueError(f"{name} must be a position between 0 and {_checks.MAX_POSITIONS - 1:,}; got {value!r}")
+    return int(value)
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def article_slopes_agree(n_heads: int) -> np.ndarray:
+    """Per head, whether ``article_slopes`` equals the paper's ``alibi_slopes`` (to 1e-12 relative)."""
+    return np.isclose(article_slopes(n_heads), alibi_slopes(n_heads), rtol=1e-12, atol=0.0)

@@ -80,3 +80,73 @@ def t5_bucket_matrix(q_len: int, k_len: int, **kwargs) -> np.ndarray:
     if q * k > _checks.MAX_ELEMENTS:
         raise ValueError(f"a {q} x {k} bucket matrix is too large to compute at once")
     return t5_relative_bucket(np.arange(k)[None, :] - np.arange(q)[:, None], **kwargs)
+
+
+def shaw_distinct_count(seq_lens, max_relative_position: int) -> np.ndarray:
+    """How many different relative embeddings an L x L attention uses: offsets j - i run over -(L - 1) .. L - 1
+    and are clipped to -k .. k, so 2 min(L - 1, k) + 1 of the 2k + 1 learned vectors (Shaw et al., 2018)."""
+    k = _checks.positive_int("max_relative_position", max_relative_position, maximum=_checks.MAX_POSITIONS)
+    lengths = np.asarray(seq_lens)
+    if lengths.ndim != 1 or lengths.dtype.kind not in "iu" or lengths.size == 0 or np.any(lengths < 1):
+        raise ValueError(f"seq_lens must be a list of sequence lengths of at least 1; got {seq_lens!r}")
+    return 2 * np.minimum(lengths - 1, k) + 1
+
+
+def t5_exact_region(num_buckets: int = 32, bidirectional: bool = True) -> int:
+    """max_exact of ``t5_relative_bucket``: distances n < max_exact get a bucket each. It is half the buckets
+    of one side: num_buckets // 4 when bidirectional (two sides), num_buckets // 2 when causal."""
+    b = _checks.positive_int("num_buckets", num_buckets, maximum=4096)
+    return (b // 2 if bidirectional else b) // 2
+
+
+def t5_bucket_sizes(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """How many relative positions n = j - i in -max_distance .. max_distance fall into each bucket, shape
+    (num_buckets,), by enumeration: a bincount of ``t5_relative_bucket``. The counts sum to 2 max_distance + 1;
+    every farther position also lands in a last bucket (num_buckets / 2 - 1 or num_buckets - 1, or 0 when causal
+    and j > i), since the bucket saturates at max_distance.
+    """
+    d = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_ELEMENTS)
+    rel = np.arange(-d, d + 1)
+    kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=d)
+    return np.bincount(t5_relative_bucket(rel, **kw), minlength=num_buckets)
+
+
+def t5_unused_buckets(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """Bucket indices in 0 .. num_buckets - 1 that no relative position ever reaches (``t5_bucket_sizes`` == 0).
+
+    Bidirectional: bucket num_buckets // 2 is never used. It would mean "key after the query (offset
+    num_buckets // 2) at distance n = 0", but a key after the query has n = j - i >= 1. (With odd num_buckets
+    the top bucket num_buckets - 1 is unused too.) Buckets of the log region are skipped as well when one step
+    of distance climbs more than one bucket there, i.e. when (B - max_exact) / (max_exact ln(max_distance /
+    max_exact)) > 1 with B the buckets per side.
+    """
+    kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    return np.flatnonzero(t5_bucket_sizes(**kw) == 0)
+
+
+def t5_bias_curve(bias_table, relative_position, *, bidirectional: bool = True, max_distance: int = 128) -> np.ndarray:
+    """The bias each head adds at each relative position, bias_table[bucket(j - i), h], shape (n_heads, len(rel)).
+
+    ``bias_table`` is T5's ``relative_attention_bias.weight``, shape (num_buckets, n_heads); num_buckets is read
+    from its first side (Raffel et al., 2020; ``T5Attention.compute_bias``).
+    """
+    table = _checks.finite_table(bias_table, name="the relative attention bias table")
+    buckets = t5_relative_bucket(
+        relative_position, bidirectional=bidirectional, num_buckets=table.shape[0], max_distance=max_distance
+    )
+    return table[buckets].T
+
+
+def t5_synthetic_bias_table(num_buckets: int = 32, n_heads: int = 8, seed: int = 0) -> np.ndarray:
+    """A made-up T5 bias table (NOT from a trained model), shape (num_buckets, n_heads), for demonstrations:
+    head h decays with the bucket's distance from "here" at its own rate, plus N(0, 0.1^2) noise from ``seed``.
+
+    Buckets are reduced to their side's index r = bucket mod (num_buckets / 2), then
+    bias[b, h] = -r * 2^(-h / 2) / 4 + noise.
+    """
+    b = _checks.positive_int("num_buckets", num_buckets, maximum=4096)
+    h = _checks.positive_int("n_heads", n_heads, maximum=256)
+    side = np.arange(b) % max(b // 2, 1)
+    rate = 2.0 ** (-np.arange(h) / 2.0) / 4.0
+    noise = np.random.default_rng(int(seed)).normal(0.0, 0.1, size=(b, h))
+    return -side[:, None] * rate[None, :] + noise

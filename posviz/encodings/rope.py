@@ -248,6 +248,11 @@ def rope_inv_freq(
     return np.asarray(inv, dtype=np.float64), float(attention_factor)
 
 
+def rope_wavelength(inv_freq) -> np.ndarray:
+    """Positions per full turn of each pair, 2 pi / theta_i."""
+    return 2 * math.pi / np.asarray(inv_freq, dtype=np.float64)
+
+
 def rope_cos_sin(positions, inv_freq, *, attention_factor: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """cos and sin of the angles m * theta_i, shape (len(positions), len(inv_freq)), times ``attention_factor``."""
     pos = np.asarray(positions, dtype=np.float64)
@@ -327,16 +332,174 @@ def rope_scores(q, k, inv_freq, *, layout: str = "half", q_positions=None, k_pos
     return rq @ rk.T
 
 
-def rope_score_matrix(n_positions: int, head_dim: int, *, base: float = 10000.0, layout: str = "half") -> np.ndarray:
-    """S[m, n] = RoPE(q, m) . RoPE(k, n) / head_dim for q = k = (1, ..., 1), shape (n_positions, n_positions).
+def _query_key(head_dim: int, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
+    if seed is None:
+        return np.ones(head_dim), np.ones(head_dim)
+    q, k = np.random.default_rng(int(seed)).standard_normal((2, head_dim))
+    return q, k
 
-    Each pair contributes (cos a_m - sin a_m)(cos a_n - sin a_n) + (sin a_m + cos a_m)(sin a_n + cos a_n)
-    = 2 cos((m - n) theta_i), so S[m, n] = mean_i cos((m - n) theta_i): the same along every diagonal, equal to
-    1 at m = n and decaying with |m - n| (Su et al., 2021, section 3.4.3).
+
+def rope_score_matrix(
+    n_positions: int, head_dim: int, *, base: float = 10000.0, layout: str = "half", seed: int | None = None
+) -> np.ndarray:
+    """S[m, n] = RoPE(q, m) . RoPE(k, n) / head_dim, shape (n_positions, n_positions).
+
+    With ``seed=None``, q = k = (1, ..., 1): each pair contributes (cos a_m - sin a_m)(cos a_n - sin a_n) +
+    (sin a_m + cos a_m)(sin a_n + cos a_n) = 2 cos((m - n) theta_i), so S[m, n] = mean_i cos((m - n) theta_i):
+    the same along every diagonal, equal to 1 at m = n and decaying with |m - n| (Su et al., 2021, section 3.4.3).
+    With a ``seed``, q and k are drawn from N(0, 1) by ``numpy.random.default_rng(seed)``; S still depends on
+    m - n only.
     """
     n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
     if n > 8192:
         raise ValueError(f"a score matrix of {n:,} positions is too large to draw; use at most 8,192")
     inv, _ = rope_inv_freq(head_dim, base=base)
-    ones = np.ones(int(head_dim))
-    return rope_scores(ones, ones, inv, layout=layout, q_positions=np.arange(n)) / int(head_dim)
+    q, k = _query_key(int(head_dim), seed)
+    return rope_scores(q, k, inv, layout=layout, q_positions=np.arange(n)) / int(head_dim)
+
+
+def rope_shifted_scores(
+    n_positions: int, head_dim: int, shift: int, *, base: float = 10000.0, seed: int | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(S, S_shifted, max_abs_diff)`` with S[m, n] as in ``rope_score_matrix`` and S_shifted[m, n] the score
+    with both positions moved by ``shift``, S[m + s, n + s].
+
+    Since R(m theta)^T R(n theta) = R((n - m) theta), the two are equal up to rounding (Su et al., 2021,
+    eq. 16); ``max_abs_diff`` = max |S_shifted - S| measures that rounding.
+    """
+    n = _checks.positive_int("n_positions", n_positions, maximum=8192)
+    s = _checks.positive_int("shift", shift, maximum=_checks.MAX_POSITIONS)
+    inv, _ = rope_inv_freq(head_dim, base=base)
+    q, k = _query_key(int(head_dim), seed)
+    scores = rope_scores(q, k, inv, q_positions=np.arange(n)) / int(head_dim)
+    shifted = rope_scores(q, k, inv, q_positions=np.arange(n) + s) / int(head_dim)
+    return scores, shifted, float(np.max(np.abs(shifted - scores)))
+
+
+def rope_pair_trajectory(q, positions, inv_freq, pairs, *, layout: str = "half") -> np.ndarray:
+    """The rotated coordinates (a', b') of the chosen ``pairs`` of ``q`` at every position, shape
+    (len(positions), len(pairs), 2).
+
+    Pair i of a vector rotated by ``apply_rope`` at position m: (a', b') = R(m theta_i) (a, b), read back from the
+    dimensions the layout assigns to it (i and i + r/2 for "half", 2i and 2i + 1 for "interleaved").
+    """
+    q = np.asarray(q, dtype=np.float64)
+    positions = np.asarray(positions, dtype=np.float64)
+    pairs = np.asarray(pairs, dtype=np.int64)
+    r = 2 * np.size(inv_freq)
+    if q.ndim != 1:
+        raise ValueError(f"q must be one vector of size head_dim; got shape {q.shape}")
+    if pairs.ndim != 1 or pairs.size == 0 or pairs.min() < 0 or pairs.max() >= r // 2:
+        raise ValueError(f"pairs must be indices between 0 and {r // 2 - 1} (one per rotated pair); got {pairs}")
+    rotated = apply_rope(np.broadcast_to(q, (positions.size, q.size)), positions, inv_freq, layout=layout)
+    first, second = (pairs, pairs + r // 2) if layout == "half" else (2 * pairs, 2 * pairs + 1)
+    return np.stack([rotated[:, first], rotated[:, second]], axis=-1)
+
+
+def rope_decay_bound(distances, head_dim: int, *, base: float = 10000.0) -> np.ndarray:
+    """RoFormer's relative upper bound of the score at relative distance r = m - n (Su et al., 2021, 3.4.3):
+
+        (1 / (d/2)) * sum_{j=1}^{d/2} |S_j|,   S_j = sum_{i=0}^{j-1} exp(1j * r * theta_i),
+
+    from Abel summation of sum_i h_i exp(1j r theta_i): the score is at most max_i |h_{i+1} - h_i| sum_j |S_j|,
+    and this average of |S_j| decays as r grows. Equals d/4 + 1/2 at r = 0.
+    """
+    r = np.asarray(distances, dtype=np.float64)
+    if r.ndim != 1:
+        raise ValueError(f"distances must be a 1-D sequence; got shape {r.shape}")
+    inv, _ = rope_inv_freq(head_dim, base=base)
+    partial_sums = np.cumsum(np.exp(1j * r[:, None] * inv[None, :]), axis=1)
+    return np.abs(partial_sums).mean(axis=1)
+
+
+def ntk_scaled_base(base: float, factor: float, rotated_dim: int) -> float:
+    """The static "NTK-aware" base for a context ``factor`` times longer: base' = base * factor^(d / (d - 2)).
+
+    With theta_i' = base'^(-2i/d) = theta_i * factor^(-2i / (d - 2)) the fastest pair (i = 0) is kept and the
+    slowest (i = d/2 - 1) is slowed by exactly ``factor``, as position interpolation would do (bloc97, 2023,
+    "NTK-Aware Scaled RoPE", r/LocalLLaMA). Not a transformers rope type; ``dynamic`` applies it with a factor
+    that grows with the current length.
+    """
+    base = _checks.positive_float("base", base, minimum_exclusive=1.0)
+    factor = _checks.positive_float("factor", factor)
+    dim = _checks.positive_int("rotated_dim", rotated_dim, maximum=_checks.MAX_DIM)
+    if dim < 4 or dim % 2:
+        raise ValueError(
+            f"the NTK base raises factor to d / (d - 2), so the rotated dimension must be even and > 2; got {dim}"
+        )
+    return base * factor ** (dim / (dim - 2))
+
+
+#: How a scaling treats each pair, by the ratio theta_scaled / theta_original (see ``classify_pairs``).
+PAIR_CLASSES = ("kept", "blended", "interpolated", "beyond", "faster")
+
+
+def classify_pairs(inv_scaled, inv_original, factor: float, *, rtol: float = 1e-3) -> np.ndarray:
+    """One code per pair, an index into PAIR_CLASSES, from the ratio rho_i = theta_scaled_i / theta_i:
+
+    kept (0): rho ~ 1, the pair turns as in training and extrapolates to the longer context;
+    blended (1): 1/factor < rho < 1, between the two;
+    interpolated (2): rho ~ 1/factor, positions squeezed as in position interpolation (Chen et al., 2023);
+    beyond (3): rho < 1/factor, slowed more than the context grew;
+    faster (4): rho > 1.
+    "~" means |ln rho - ln target| <= rtol.
+    """
+    scaled = np.asarray(inv_scaled, dtype=np.float64)
+    original = np.asarray(inv_original, dtype=np.float64)
+    if scaled.shape != original.shape:
+        raise ValueError(
+            f"scaled and original frequencies must have the same shape; got {scaled.shape} and {original.shape}"
+        )
+    factor = _checks.positive_float("factor", factor)
+    log_ratio = np.log(scaled / original)
+    kept = np.abs(log_ratio) <= rtol
+    interpolated = np.abs(log_ratio + np.log(factor)) <= rtol
+    codes = np.select(
+        [kept, interpolated, log_ratio > 0, log_ratio < -np.log(factor)],
+        [0, 2, 4, 3],
+        default=1,
+    )
+    return codes.astype(np.int64)
+
+
+def layout_pair_index(rotated_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pair each dimension belongs to: ``(interleaved, half)``, i.e. j // 2 and j mod (r/2) for j < r."""
+    r = interleaved_to_half(rotated_dim).size
+    dims = np.arange(r)
+    return dims // 2, dims % (r // 2)
+
+
+def rope_layout_check(
+    head_dim: int, n_positions: int, *, base: float = 10000.0, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """``(A, B, max |A - B|)`` with A = apply_rope(x, layout="interleaved")[..., p] and
+    B = apply_rope(x[..., p], layout="half") for a random x ~ N(0, 1) of shape (n_positions, head_dim) from
+    ``numpy.random.default_rng(seed)`` and p = ``interleaved_to_half(head_dim)``: A = B, so the two layouts differ
+    only by a fixed permutation of the dimensions."""
+    n = _checks.positive_int("n_positions", n_positions, maximum=8192)
+    inv, _ = rope_inv_freq(head_dim, base=base)
+    perm = interleaved_to_half(int(head_dim))
+    x = np.random.default_rng(int(seed)).standard_normal((n, int(head_dim)))
+    positions = np.arange(n)
+    interleaved_then_permuted = apply_rope(x, positions, inv, layout="interleaved")[:, perm]
+    permuted_then_half = apply_rope(x[:, perm], positions, inv, layout="half")
+    return (
+        interleaved_then_permuted,
+        permuted_then_half,
+        float(np.max(np.abs(interleaved_then_permuted - permuted_then_half))),
+    )
+
+
+def partial_rotary_table(
+    n_positions: int, head_dim: int, partial_rotary_factor: float, *, base: float = 10000.0, layout: str = "half"
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(table, rotates)``: the all-ones vector rotated at positions 0 .. n - 1, shape (n, head_dim), and a
+    boolean per dimension, True for the r = int(head_dim * partial_rotary_factor) dimensions that turn.
+
+    Rotated dimensions follow cos(m theta_i) -/+ sin(m theta_i); the other head_dim - r pass through as 1
+    (GPT-NeoX ``rotary_pct``, transformers ``partial_rotary_factor``).
+    """
+    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    inv, _ = rope_inv_freq(head_dim, base=base, partial_rotary_factor=partial_rotary_factor)
+    table = apply_rope(np.ones((n, int(head_dim))), np.arange(n), inv, layout=layout)
+    return table, np.arange(int(head_dim)) < 2 * inv.size

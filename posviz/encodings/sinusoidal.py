@@ -66,16 +66,18 @@ def sinusoidal(
     return table
 
 
-def shift_matrix(d_model: int, k: float, *, base: float = 10000.0) -> np.ndarray:
-    """The matrix M_k with PE(p + k) = M_k @ PE(p) for every p (interleaved layout).
+def shift_matrix(d_model: int, k: float, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
+    """The matrix M_k with PE(p + k) = M_k @ PE(p) for every p, in the column order of ``layout``.
 
     For each pair (2i, 2i + 1) with frequency omega_i, M_k holds the 2 x 2 block
     [[cos(k omega_i), sin(k omega_i)], [-sin(k omega_i), cos(k omega_i)]], from the angle-addition formulas
     sin(a + b) = sin a cos b + cos a sin b and cos(a + b) = cos a cos b - sin a sin b. It depends on k only,
     which is why a linear layer can learn to attend by relative offset. With an odd d_model the unpaired last
-    sin column has no partner to rotate with, so M_k is only defined for even d_model.
+    sin column has no partner to rotate with, so M_k is only defined for even d_model. With
+    ``layout="halves"`` the same matrix has its rows and columns reordered by ``layout_permutation``.
     """
     d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    _checks.choice("layout", layout, LAYOUTS)
     if d % 2:
         raise ValueError(f"the shift matrix needs sin/cos pairs, so d_model must be even; got {d}")
     theta = float(k) * sinusoidal_frequencies(d, base=base)
@@ -83,4 +85,187 @@ def shift_matrix(d_model: int, k: float, *, base: float = 10000.0) -> np.ndarray
     m = np.zeros((d, d))
     i = np.arange(0, d, 2)
     m[i, i], m[i, i + 1], m[i + 1, i], m[i + 1, i + 1] = c, s, -s, c
+    if layout == "halves":
+        order = layout_permutation(d)
+        return m[np.ix_(order, order)]
     return m
+
+
+def layout_permutation(d_model: int) -> np.ndarray:
+    """The column order that turns the interleaved table into the halves table: halves = interleaved[:, order].
+
+    order = (0, 2, 4, ..., 1, 3, 5, ...): every sin column first, then every cos column (RoFormer, Marian).
+    """
+    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+
+
+def sinusoidal_wavelengths(d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Wavelength of each sin/cos pair in positions: lambda_k = 2 pi / omega_k = 2 pi base^(2k / d).
+
+    They grow geometrically from 2 pi (pair 0) towards 2 pi base (Vaswani et al., 2017, section 3.5).
+    """
+    return 2.0 * np.pi / sinusoidal_frequencies(d_model, base=base)
+
+
+def slow_pairs(d_model: int, n_positions: int, *, base: float = 10000.0) -> np.ndarray:
+    """Which pairs turn less than once over a context of n positions: lambda_k > n.
+
+    Such a pair moves by less than a full circle between the first and the last position, so it can say
+    "early or late in the text" but hardly tells neighbours apart.
+    """
+    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    return sinusoidal_wavelengths(d_model, base=base) > n
+
+
+def _rows(positions: np.ndarray, d_model: int, base: float) -> np.ndarray:
+    """Interleaved rows PE(p) for arbitrary (float64) positions p, shape (len(positions), d_model)."""
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * sinusoidal_frequencies(d_model, base=base)
+    rows = np.empty((angles.shape[0], d_model))
+    rows[:, 0::2] = np.sin(angles)
+    rows[:, 1::2] = np.cos(angles[:, : d_model // 2])
+    return rows
+
+
+def shift_residual(table, k: int, *, base: float = 10000.0, layout: str = "interleaved", chunk: int = 4096) -> float:
+    """How far the shift matrix misses: max over p of ||PE(p + k) - M_k PE(p)||_2, for p = 0 .. n - k - 1.
+
+    M_k is ``shift_matrix(d, k, base=base, layout=layout)``; it is block diagonal (one 2 x 2 rotation per pair),
+    so M_k PE(p) is applied block by block with the matrix's own entries, in chunks of rows that bound the
+    memory. For a float64 sinusoidal table the residual is rounding noise, ~1e-12 (the angle-addition identity
+    is exact); for any other table it is large.
+    """
+    table = _checks.finite_table(table)
+    n, d = table.shape
+    k = _checks.positive_int("k", k)
+    if k >= n:
+        raise ValueError(f"a shift by k = {k:,} needs more than {k:,} positions; the table has {n:,}")
+    back = np.argsort(layout_permutation(d)) if layout == "halves" else np.arange(d)  # columns in paper order
+    m = shift_matrix(d, k, base=base, layout=layout)[np.ix_(back, back)]
+    i = np.arange(0, d, 2)
+    a, b, c, e = m[i, i], m[i, i + 1], m[i + 1, i], m[i + 1, i + 1]  # M_k's 2 x 2 block of each pair
+    worst = 0.0
+    for start in range(0, n - k, chunk):  # chunks of rows bound the memory, not a per-position loop
+        stop = min(start + chunk, n - k)
+        rows, after = table[start:stop, back], table[start + k : stop + k, back]
+        predicted = np.empty_like(rows)
+        predicted[:, 0::2] = a * rows[:, 0::2] + b * rows[:, 1::2]
+        predicted[:, 1::2] = c * rows[:, 0::2] + e * rows[:, 1::2]
+        worst = max(worst, float(np.linalg.norm(after - predicted, axis=1).max()))
+    return worst
+
+
+def diagonal_spread(matrix) -> np.ndarray:
+    """Spread of every diagonal of a square matrix: spread[k] = max_i S[i, i + k] - min_i S[i, i + k].
+
+    A matrix whose entries depend on the offset j - i only (a Toeplitz matrix, such as the similarity of a
+    sinusoidal table) has spread 0 on every diagonal, up to rounding; a random table does not.
+    """
+    matrix = _checks.finite_table(matrix, name="matrix")
+    n = matrix.shape[0]
+    if matrix.shape[1] != n:
+        raise ValueError(f"diagonals need a square matrix; got shape {matrix.shape}")
+    i, k = np.arange(n)[None, :], np.arange(n)[:, None]
+    inside = i + k < n
+    skewed = matrix[np.minimum(i, n - 1), np.minimum(i + k, n - 1)]  # skewed[k, i] = S[i, i + k]
+    high = np.where(inside, skewed, -np.inf).max(axis=1)
+    low = np.where(inside, skewed, np.inf).min(axis=1)
+    return high - low
+
+
+def _stride(n: int, limit: int) -> int:
+    return -(-n // _checks.positive_int("max_positions", limit))
+
+
+def lag_spread(table, max_positions: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Evidence that the dot product and cosine depend on |i - j| only: ``(offsets, dot_spread, cos_spread)``.
+
+    The rows p = 0, s, 2s, ... (stride s = ceil(n / max_positions), so every diagonal is one offset k s) give
+    the Gram matrix G[i, j] = PE(i) . PE(j) and the cosine matrix; ``diagonal_spread`` of each, per offset.
+    Only the offsets 1 .. m - 2 of the m rows are returned: the main diagonal holds the squared norms, and the
+    last diagonal has a single entry, whose spread is 0 by definition.
+    """
+    table = _checks.finite_table(table)
+    stride = _stride(table.shape[0], max_positions)
+    rows = table[::stride]
+    gram = rows @ rows.T
+    norms = np.linalg.norm(rows, axis=1)
+    cosine = gram / np.outer(np.where(norms > 0, norms, 1.0), np.where(norms > 0, norms, 1.0))
+    if rows.shape[0] < 3:
+        raise ValueError(f"the spread along diagonals needs at least 3 positions; got {rows.shape[0]}")
+    inner = slice(1, rows.shape[0] - 1)
+    offsets = np.arange(rows.shape[0])[inner] * stride
+    return offsets, diagonal_spread(gram)[inner], diagonal_spread(cosine)[inner]
+
+
+def strided_offset_profile(table, max_positions: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``analysis.offset_profile`` on the rows p = 0, s, 2s, ... (s = ceil(n / max_positions)), so that the
+    largest tables stay fast: ``(offsets, mean_dot, mean_cosine)`` with offsets in positions (multiples of s)."""
+    from ..analysis import offset_profile
+
+    table = _checks.finite_table(table)
+    stride = _stride(table.shape[0], max_positions)
+    profile = offset_profile(table[::stride])
+    return profile.offsets * stride, profile.mean_dot, profile.mean_cosine
+
+
+def origin_similarity(
+    n_positions: int, d_model: int, bases: tuple[float, ...], *, max_points: int = 1024
+) -> tuple[np.ndarray, np.ndarray]:
+    """cos(PE(0), PE(k)) for offsets k = 1 .. n - 1 (at most ``max_points``, log-spaced) and each base.
+
+    Returns ``(offsets, similarity)`` with similarity of shape (len(bases), len(offsets)). For an even d it is
+    (2 / d) sum_i cos(k omega_i): a small base makes it fall and oscillate within a few positions, a large base
+    keeps it near 1 far out.
+    """
+    n, d = _checks.table_size(n_positions, d_model)
+    if n < 2:
+        raise ValueError(f"similarity to position 0 needs at least 2 positions; got {n}")
+    limit = _checks.positive_int("max_points", max_points)
+    offsets = np.unique(np.round(np.geomspace(1, n - 1, min(limit, n - 1))).astype(np.int64))
+    origin = _rows(np.zeros(1), d, 10000.0)[0]  # PE(0) = (0, 1, 0, 1, ...) whatever the base
+    similarity = np.empty((len(bases), offsets.size))
+    for row, base in enumerate(bases):  # one row per base (a handful), vectorised over offsets and dimensions
+        rows = _rows(offsets.astype(np.float64), d, base)
+        similarity[row] = rows @ origin / (np.linalg.norm(rows, axis=1) * np.linalg.norm(origin))
+    return offsets, similarity
+
+
+def beyond_training(table, train_len: int, *, margin: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
+    """What is new past the training length: ``(share_by_position, excess_by_dimension)``.
+
+    The training range of column j is [min, max] of PE[p, j] over p < train_len. share[p] is the fraction of
+    columns in which row p lies more than ``margin`` outside that range (0 before ``train_len``, by definition);
+    excess[j] is how far column j gets outside its range at any later position (0 when it never does). Fast
+    pairs repeat their values and stay familiar; slow pairs walk into values the model never saw.
+    """
+    table = _checks.finite_table(table)
+    train_len = _checks.positive_int("train_len", train_len)
+    seen = table[:train_len]
+    low, high = seen.min(axis=0), seen.max(axis=0)
+    outside = np.maximum(low - table, table - high).clip(min=0.0)
+    share = (outside > margin).mean(axis=1)
+    excess = outside[train_len:].max(axis=0) if train_len < table.shape[0] else np.zeros(table.shape[1])
+    return share, excess
+
+
+def project_positions(table, method: str = "pca", max_positions: int = 2048, seed: int = 0):
+    """``analysis.project`` of at most ``max_positions`` evenly spaced rows: ``(positions, coords)``."""
+    from ..analysis import evenly_spaced, project
+
+    table = _checks.finite_table(table)
+    positions = evenly_spaced(table.shape[0], max_positions)
+    return positions, project(table[positions], method=method, seed=seed)
+
+
+def sinusoidal_row_norm(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Closed-form norm of every row: ||PE(p)|| = sqrt(floor(d / 2) + (d mod 2) sin^2(p omega_last)).
+
+    Each sin/cos pair adds sin^2 + cos^2 = 1, so an even d gives sqrt(d / 2) at every position (16 for d = 512,
+    not sqrt(512)); an odd d adds the square of its unpaired last sin column.
+    """
+    n, d = _checks.table_size(n_positions, d_model)
+    squared = np.full(n, float(d // 2))
+    if d % 2:
+        squared += np.sin(np.arange(n) * sinusoidal_frequencies(d, base=base)[-1]) ** 2
+    return np.sqrt(squared)

@@ -51,3 +51,39 @@ def factorisation_order(seq_len: int, seed: int = 0) -> np.ndarray:
     if seed == 0:
         return np.arange(n)
     return np.random.default_rng(int(seed)).permutation(n)
+
+
+def parse_order(text: str, max_tokens: int = _checks.MAX_POSITIONS) -> np.ndarray:
+    """A factorisation order typed by hand, "3, 1, 0, 2" (commas and/or spaces), as an int array.
+
+    It must list each of 0 .. L - 1 exactly once, L <= ``max_tokens``; otherwise a ValueError says what is wrong.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("type an order as token indices separated by commas, for example 3,1,0,2")
+    parts = [p for p in text.replace(",", " ").split() if p]
+    bad = [p for p in parts if not (p.isascii() and p.isdigit())]
+    if bad:
+        raise ValueError(f"an order holds whole token indices 0, 1, 2, …; {bad[0]!r} is not one")
+    order = np.array([int(p) for p in parts], dtype=np.int64)
+    if order.size > max_tokens:
+        raise ValueError(f"an order can list at most {max_tokens:,} tokens here; got {order.size:,}")
+    values, counts = np.unique(order, return_counts=True)
+    if np.any(counts > 1):
+        raise ValueError(f"token {int(values[counts > 1][0])} appears more than once in the order {text.strip()!r}")
+    missing = np.setdiff1d(np.arange(order.size), order)
+    if missing.size:
+        raise ValueError(
+            f"an order of {order.size} tokens must use each of 0 .. {order.size - 1} once; "
+            f"{int(missing[0])} is missing (and {int(order.max())} is too large)"
+        )
+    return order
+
+
+def visible_tokens(permutation, token: int) -> tuple[np.ndarray, np.ndarray]:
+    """The tokens that ``token`` may attend to in each stream, ``(content, query)``, as sorted index arrays:
+    content = {j : rank[j] <= rank[token]} (itself included), query = {j : rank[j] < rank[token]} — the rows
+    ``token`` of ``xlnet_masks`` (Yang et al., 2019, section 2.3)."""
+    rank = factorisation_rank(permutation)
+    if isinstance(token, bool) or not isinstance(token, (int, np.integer)) or not 0 <= token < rank.size:
+        raise ValueError(f"token must be an index between 0 and {rank.size - 1}; got {token!r}")
+    return np.flatnonzero(rank <= rank[token]), np.flatnonzero(rank < rank[token])

@@ -35,13 +35,13 @@ def set_select_slider(at, key, value):
 
 def test_sinusoidal_size_base_and_layout():
     at = open_page("sinusoidal")
-    at.slider(key="n").set_value(64)
+    at.number_input(key="n").set_value(64)
     at.slider(key="d").set_value(64)
     set_select_slider(at, "base", 100)
     at.radio(key="layout").set_value("halves")
     at.run()
     assert_clean(at)
-    table, sim = figures(at)
+    table, sim = figures(at)[:2]
     z = heatmap_z(table)
     assert_matrix(z, posviz.sinusoidal(64, 64, base=100.0, layout="halves"), what="vs core")
     assert_matrix(z, sinusoidal_formula(64, 64, base=100.0, layout="halves"), what="vs formula")
@@ -64,9 +64,9 @@ def test_large_sinusoidal_table_is_downsampled_with_a_note():
     """2048 x 128 = 262,144 cells > 256 x 256: block means down to 1024 rows, sent as a PNG; the similarity is
     built on 1024 evenly spaced positions and keeps position units on its axes."""
     at = open_page("sinusoidal")
-    at.slider(key="n").set_value(2048).run()
+    at.number_input(key="n").set_value(2048).run()
     assert_clean(at)
-    table, sim = figures(at)
+    table, sim = figures(at)[:2]
     assert table["layout"]["meta"] == {"source_shape": [2048, 128], "shape": [1024, 128], "downsampled": True}
     note = tr("en", "figure.downsampled", src="2048×128", dst="1024×128")
     assert title(table) == f"{tr('en', 'sinusoidal.table')}<br><sup>{note}</sup>"
@@ -85,7 +85,7 @@ def test_learned_bert_std_and_seed():
     at.number_input(key="seed").set_value(3)
     at.run()
     assert_clean(at)
-    table, sim = figures(at)
+    table, sim = figures(at)[:2]
     expected = posviz.learned_init(50, 20, std=0.5, seed=3)
     assert_matrix(heatmap_z(table), expected, what="vs core")
     assert not np.allclose(heatmap_z(table), posviz.learned_init(50, 20, std=0.5, seed=0)), "seed ignored"
@@ -97,7 +97,7 @@ def test_learned_sinusoidal_init_disables_std_and_seed():
     assert not at.number_input(key="std").disabled and not at.number_input(key="seed").disabled
     at.radio(key="init").set_value("sinusoidal").run()
     assert_clean(at)
-    table, sim = figures(at)
+    table, sim = figures(at)[:2]
     assert_matrix(heatmap_z(table), posviz.sin_init(128, 128), what="vs core")
     assert_matrix(heatmap_z(table), sinusoidal_formula(128, 128), what="vs formula")
     assert at.number_input(key="std").disabled and at.number_input(key="seed").disabled
@@ -113,7 +113,7 @@ def test_rope_size_head_dim_and_base():
     set_select_slider(at, "base", 100)
     at.run()
     assert_clean(at)
-    table, scores = (heatmap_z(f) for f in figures(at))
+    table, scores = (heatmap_z(figures(at)[i]) for i in (0, 2))
     assert table.shape == (48, 8)
     assert_matrix(table, rope_table_formula(48, 16, base=100.0), what="table vs formula")
     assert_matrix(scores, posviz.rope_score_matrix(48, 16, base=100.0), what="scores vs core")
@@ -124,7 +124,7 @@ def test_alibi_head_slider_shows_that_head():
     at = open_page("alibi")
     at.slider(key="head").set_value(5).run()
     assert_clean(at)
-    slopes, bias = figures(at)
+    slopes, bias = figures(at)[:2]
     assert_matrix(heatmap_z(bias), posviz.alibi_bias(8, 32)[5], what="vs core")
     i, j = np.indices((32, 32))
     assert_matrix(heatmap_z(bias), np.where(j <= i, -(2.0**-6) * (i - j), np.nan), what="vs formula")
@@ -164,7 +164,7 @@ def test_alibi_single_head_has_no_head_slider():
     at.run()
     assert_clean(at)
     assert not has_widget(at, "head")
-    slopes, bias = figures(at)
+    slopes, bias = figures(at)[:2]
     np.testing.assert_allclose(as_array(slopes["data"][0]["y"]), [2.0**-8])
     assert_matrix(heatmap_z(bias), posviz.alibi_bias(1, 10)[0])
 
@@ -179,7 +179,7 @@ def test_relative_controls():
     at.toggle(key="t5_bidirectional").set_value(False)
     at.run()
     assert_clean(at)
-    shaw, t5, curve = figures(at)
+    shaw, _, t5, curve = figures(at)[:4]
     i, j = np.indices((12, 12))
     assert_matrix(heatmap_z(shaw), np.clip(j - i, -3, 3) + 3, what="shaw vs formula")
     assert title(shaw) == tr("en", "relative.shaw.index", k=3)
@@ -201,7 +201,7 @@ def test_xlnet_shuffle_changes_the_seed_and_the_masks():
         assert at.number_input(key="seed").value == seed
         order = posviz.factorisation_order(8, seed)
         assert order_on_page(at) == order.tolist()
-        content, query = (heatmap_z(f) for f in figures(at))
+        content, query = (heatmap_z(f) for f in figures(at)[:2])
         expected_content, expected_query = posviz.xlnet_masks(order)
         assert_matrix(content, expected_content, what=f"content, seed {seed}")
         assert_matrix(query, expected_query, what=f"query, seed {seed}")
@@ -218,7 +218,7 @@ def test_xlnet_length():
     assert_clean(at)
     order = posviz.factorisation_order(12, 7)
     assert order_on_page(at) == order.tolist()
-    content, query = (heatmap_z(f) for f in figures(at))
+    content, query = (heatmap_z(f) for f in figures(at)[:2])
     assert content.shape == (12, 12)
     assert_matrix(query, posviz.xlnet_masks(order)[1])
 
@@ -226,9 +226,9 @@ def test_xlnet_length():
 def test_controls_show_registry_ranges(default_view):
     """The controls take their ranges and defaults from the registry (capped by the page)."""
     at = default_view("sinusoidal")
-    n, d = at.slider(key="n"), at.slider(key="d")
-    assert (n.min, n.max, n.value) == (1, 4096, 128)
-    assert (d.min, d.max, d.value) == (1, 1024, 128)
+    n, d = at.number_input(key="n"), at.slider(key="d")
+    assert (n.min, n.max, n.value) == (1, posviz.MAX_POSITIONS, 128)
+    assert (d.min, d.max, d.value) == (1, posviz.MAX_DIM, 128)
     base = [float(v) for v in widget(at, "base").options]
     assert base[0] == 100 and base[-1] == 1_000_000 and 10_000 in base and base == sorted(base)
     rope = default_view("rope")

@@ -31,12 +31,12 @@ def test_t5_settings_that_cannot_work_show_an_error(controls, kwargs):
     message = core_message(posviz.t5_bucket_matrix, 64, 64, **kwargs)
     assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=message)]
     figs = figures(at)
-    assert len(figs) == 1  # the Shaw index only
+    assert len(figs) == 2  # the Shaw tab only: its index and its count of distinct embeddings
     assert_matrix(heatmap_z(figs[0]), posviz.shaw_relative_index(32, 32, 8))
     at.slider(key="t5_buckets").set_value(32)
     at.slider(key="t5_max_distance").set_value(128)
     at.run()
-    assert not at.error and len(figures(at)) == 3  # back to a drawable setting
+    assert not at.error and len(figures(at)) == 6  # back to a drawable setting
 
 
 def test_odd_head_dim_from_the_url_shows_an_error():

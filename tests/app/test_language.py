@@ -30,8 +30,14 @@ def test_page_in_each_language(default_view, page, lang):
     assert_clean(at)
     assert [t.value for t in at.title] == [tr(lang, f"page.{page}")]
     assert teaching_text(page, lang).strip() in [m.value.strip() for m in at.markdown]
-    assert [title(f) for f in figures(at)] == default_titles(page, lang)
-    params = {v for k, v in catalog(lang).items() if k.startswith("param.")}
+    titles = default_titles(page, lang)  # a page's first figures; its lesson tests check the rest
+    figs = figures(at)
+    if page == "relative":  # the Shaw tab draws a second figure before the T5 ones; test_relative_lesson checks it
+        figs = [figs[0], *figs[2:]]
+    if page == "rope":  # the animation sits between the table and the scores; test_rope_lesson checks it
+        figs = [figs[0], *figs[2:]]
+    assert [title(f) for f in figs][: len(titles)] == titles
+    params = {v for k, v in catalog(lang).items() if k.startswith(("param.", f"{page}.ctl."))}
     labels = [w.label for kind in CONTROL_KINDS for w in getattr(at.main, kind)]
     assert all(label in params for label in labels), f"labels not from the {lang} catalog: {labels}"
     if page != "home":
@@ -52,13 +58,13 @@ def test_chinese_view_shows_chinese_and_the_same_numbers(default_view, page):
 def test_switching_the_language_redraws_in_place():
     at = open_page("rope")
     at.slider(key="head_dim").set_value(16).run()
-    before = [heatmap_z(f) for f in figures(at)]
+    before = [heatmap_z(figures(at)[i]) for i in (0, 2)]
     at.radio(key="lang").set_value("zh").run()
     assert_clean(at)
     assert [t.value for t in at.title] == [tr("zh", "page.rope")]
-    assert [title(f) for f in figures(at)] == [tr("zh", "rope.table"), tr("zh", "rope.scores")]
+    assert [title(figures(at)[i]) for i in (0, 2)] == [tr("zh", "rope.table"), tr("zh", "rope.scores")]
     assert at.slider(key="head_dim").value == 16  # the view is kept
-    for old, new in zip(before, (heatmap_z(f) for f in figures(at)), strict=True):
+    for old, new in zip(before, (heatmap_z(figures(at)[i]) for i in (0, 2)), strict=True):
         np.testing.assert_array_equal(old, new)
     at.radio(key="lang").set_value("en").run()
     assert [t.value for t in at.title] == [tr("en", "page.rope")]

@@ -28,7 +28,7 @@ from ._support import (
 
 
 def check_sinusoidal(at):
-    table, sim = figures(at)
+    table, sim = figures(at)[:2]
     expected = posviz.sinusoidal(64, 32, base=100.0, layout="halves")
     assert_matrix(heatmap_z(table), expected, what="table")
     assert_matrix(heatmap_z(table), sinusoidal_formula(64, 32, base=100.0, layout="halves"), what="formula")
@@ -36,7 +36,7 @@ def check_sinusoidal(at):
 
 
 def check_learned(at):
-    table, sim = figures(at)
+    table, sim = figures(at)[:2]
     assert_matrix(heatmap_z(table), posviz.learned_init(50, 20, std=0.5, seed=3), what="table")
     assert at.number_input(key="std").value == pytest.approx(0.5)
 
@@ -47,21 +47,21 @@ def check_learned_sin(at):
 
 
 def check_rope(at):
-    table, scores = (heatmap_z(f) for f in figures(at))
+    table, scores = (heatmap_z(figures(at)[i]) for i in (0, 2))
     inv, _ = posviz.rope_inv_freq(16, base=1000.0)
     assert_matrix(table, np.cos(np.arange(40)[:, None] * inv[None, :]), what="table")
     assert_matrix(scores, posviz.rope_score_matrix(40, 16, base=1000.0), what="scores")
 
 
 def check_alibi(at):
-    slopes, bias = figures(at)
+    slopes, bias = figures(at)[:2]
     np.testing.assert_allclose(as_array(slopes["data"][0]["y"]), posviz.alibi_slopes(12), rtol=1e-12)
     assert_matrix(heatmap_z(bias), posviz.alibi_bias(12, 20, causal=False)[9], what="bias")
     assert title(bias) == tr("en", "alibi.bias", head=9, slope=f"{posviz.alibi_slopes(12)[9]:.4g}")
 
 
 def check_relative(at):
-    shaw, t5, curve = figures(at)
+    shaw, _, t5, curve = figures(at)[:4]
     i, j = np.indices((10, 10))
     assert_matrix(heatmap_z(shaw), np.clip(j - i, -3, 3) + 3, what="shaw")
     kwargs = dict(bidirectional=False, num_buckets=16, max_distance=64)
@@ -73,7 +73,7 @@ def check_relative(at):
 def check_xlnet(at):
     order = posviz.factorisation_order(12, 5)
     assert order_on_page(at) == order.tolist()
-    content, query = (heatmap_z(f) for f in figures(at))
+    content, query = (heatmap_z(f) for f in figures(at)[:2])
     assert_matrix(content, posviz.xlnet_masks(order)[0], what="content")
     assert_matrix(query, posviz.xlnet_masks(order)[1], what="query")
 
@@ -120,7 +120,7 @@ def test_readme_link_reopens_the_view():
     at = open_page("sinusoidal", query={"n": "64", "d": "32", "base": "100", "lang": "zh"})
     assert_clean(at)
     assert [t.value for t in at.title] == [tr("zh", "page.sinusoidal")]
-    table, _ = figures(at)
+    table = figures(at)[0]
     assert title(table) == tr("zh", "sinusoidal.table")
     assert_matrix(heatmap_z(table), posviz.sinusoidal(64, 32, base=100.0))
 

@@ -1,0 +1,91 @@
+"""How precisely a sinusoidal table survives low-precision arithmetic: float16, bfloat16 and float32 against
+float64.
+
+Computing PE "in float16" means what a model running in that precision does: the position p and the frequency
+omega_k are rounded to the format, their product p * omega_k is rounded to it, and so is the sine. A format with
+m mantissa bits holds every integer up to 2^(m + 1) exactly; past that, neighbouring positions round to the same
+number (float16: p > 2048, bfloat16: p > 256, float32: p > 2^24), and the fastest pairs, whose angle is about p
+radians, lose their angle entirely. bfloat16 arithmetic comes from torch; everything else is numpy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .analysis import evenly_spaced
+from .encodings import _checks
+from .encodings.sinusoidal import sinusoidal_frequencies
+
+DTYPES = ("float16", "bfloat16", "float32")
+#: Explicitly stored mantissa bits of each format (IEEE 754 binary16 / binary32; bfloat16 keeps float32's
+#: exponent and 7 mantissa bits).
+MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23}
+#: Largest number of positions the error is evaluated at (evenly spaced over the range).
+PRECISION_POSITIONS = 4096
+
+
+def _sin_cos_in(dtype: str, positions: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sin and cos of p * omega with p, omega, the product and the results all rounded to ``dtype``."""
+    if dtype == "bfloat16":
+        import torch
+
+        p = torch.from_numpy(positions.astype(np.float64)).to(torch.bfloat16)
+        angles = p[:, None] * torch.from_numpy(omega).to(torch.bfloat16)[None, :]
+        return torch.sin(angles).double().numpy(), torch.cos(angles).double().numpy()
+    kind = np.dtype(dtype)
+    angles = positions.astype(kind)[:, None] * omega.astype(kind)[None, :]
+    return np.sin(angles).astype(np.float64), np.cos(angles).astype(np.float64)
+
+
+def pair_errors(
+    n_positions: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    dtype: str = "float16",
+    max_positions: int = PRECISION_POSITIONS,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Absolute error of every sin/cos pair computed in ``dtype``, against float64.
+
+    error[p, k] = max(|sin_dtype(p omega_k) - sin(p omega_k)|, |cos_dtype(p omega_k) - cos(p omega_k)|) with
+    omega_k = base^(-2k / d) (Vaswani et al., 2017); for an odd d the last pair has only its sin column.
+    Evaluated at at most ``max_positions`` evenly spaced positions. Returns ``(positions, error, max_error)``
+    where max_error[p] = max_k error[p, k]. An error near 1 means the entry is as good as random.
+    """
+    n, d = _checks.table_size(n_positions, d_model)
+    _checks.choice("dtype", dtype, DTYPES)
+    positions = evenly_spaced(n, max_positions)
+    omega = sinusoidal_frequencies(d, base=base)
+    exact = positions.astype(np.float64)[:, None] * omega[None, :]
+    sin, cos = _sin_cos_in(dtype, positions, omega)
+    cos_error = np.abs(cos - np.cos(exact))
+    cos_error[:, d // 2 :] = 0.0  # the unpaired sin column of an odd d has no cos partner
+    error = np.maximum(np.abs(sin - np.sin(exact)), cos_error)
+    return positions, error, error.max(axis=1)
+
+
+def first_merged_position(dtype: str) -> int:
+    """The first position that ``dtype`` cannot hold: 2^(m + 1) + 1 with m mantissa bits. It rounds to its
+    neighbour 2^(m + 1) (ties to even), so from there on two neighbouring positions get the same angle."""
+    _checks.choice("dtype", dtype, DTYPES)
+    return 2 ** (MANTISSA_BITS[dtype] + 1) + 1
+
+
+def position_spacing(positions, dtype: str) -> np.ndarray:
+    """Gap between a position p >= 1 and the next number ``dtype`` can hold: 2^(floor(log2 p) - m).
+
+    Once it exceeds 1, positions are rounded to a coarser grid; an angle p * omega can then be off by up to
+    half the gap times omega."""
+    _checks.choice("dtype", dtype, DTYPES)
+    p = np.asarray(positions, dtype=np.float64)
+    if p.size and p.min() < 1:
+        raise ValueError(f"the spacing is defined here for positions >= 1; got {p.min():g}")
+    return 2.0 ** (np.floor(np.log2(p)) - MANTISSA_BITS[dtype])
+
+
+def breakdown_position(positions, max_error, threshold: float = 0.5) -> int | None:
+    """The first position whose largest error reaches ``threshold`` (an error of order 1: the entry is no
+    better than a guess), or None when no position does."""
+    positions, max_error = np.asarray(positions), np.asarray(max_error)
+    broken = np.flatnonzero(max_error >= threshold)
+    return int(positions[broken[0]]) if broken.size else None

@@ -1,0 +1,133 @@
+"""The ALiBi page's lesson figures: their data is the core's for the default view and for a view given by the URL,
+in both languages; nonsense in the URL falls back to the defaults."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import posviz
+from posviz.encodings import alibi
+
+from ._support import as_array, assert_clean, figures, open_page, title, tr, widget
+
+URL = {"heads": "12", "q": "5", "scores": "random", "seed": "3", "train": "64"}
+
+
+@pytest.fixture(scope="module")
+def url_view():
+    return open_page("alibi", query=URL)
+
+
+def ys(fig) -> list[np.ndarray]:
+    return [as_array(trace["y"]) for trace in fig["data"] if trace.get("x") != [None]]
+
+
+def check_lessons(at, *, n_heads, query, seed, train, lang="en"):
+    figs = figures(at)
+    assert len(figs) == 8
+    slopes, _, ladder, article, row, span, far, mass = figs
+    expected = posviz.alibi_slopes(n_heads)
+    np.testing.assert_allclose(as_array(slopes["data"][0]["y"]), expected, rtol=1e-12)
+    origin = alibi.alibi_slope_origin(n_heads)
+    colours = np.asarray(slopes["data"][0]["marker"]["color"])
+    assert len(set(colours[origin == 0])) == 1 and len(set(colours[origin == 1])) <= 1
+    assert not set(colours[origin == 0]) & set(colours[origin == 1])  # coloured by origin
+    legend = [trace["name"] for trace in slopes["data"][1:]]
+    assert legend == [tr(lang, key) for key in ("alibi.origin.c", "alibi.origin.extra")[: len(set(origin))]]
+
+    rungs, use = alibi.alibi_slope_ladder(n_heads)
+    for trace, u in zip(ladder["data"], [u for u in (0, 1, 2) if (use == u).any()], strict=True):
+        np.testing.assert_allclose(as_array(trace["y"]), rungs[use == u], rtol=1e-12)
+        np.testing.assert_array_equal(as_array(trace["x"]), np.flatnonzero(use == u) + 1)
+
+    got = ys(article)
+    for k, n in enumerate((8, 12, 16)):
+        np.testing.assert_allclose(got[2 * k], posviz.alibi_slopes(n), rtol=1e-12)
+        np.testing.assert_allclose(got[2 * k + 1], 2.0 ** (-(8 + np.arange(n)) / n), rtol=1e-12)
+
+    heads = posviz.evenly_spaced(n_heads, 4)
+    with_bias, without = alibi.alibi_attention_row(n_heads, query, heads=tuple(heads.tolist()), seed=seed)
+    got = ys(row)
+    np.testing.assert_allclose(got[0], without, rtol=1e-12)
+    for k in range(len(heads)):
+        np.testing.assert_allclose(got[1 + k], with_bias[k], rtol=1e-12)
+        np.testing.assert_allclose(got[1 + k].sum(), 1.0, rtol=1e-9)
+    np.testing.assert_array_equal(as_array(row["data"][0]["x"]), np.arange(query + 1))
+
+    np.testing.assert_allclose(as_array(span["data"][0]["y"]), np.log(100) / expected, rtol=1e-12)
+
+    few = posviz.evenly_spaced(n_heads, 8)
+    for k, h in enumerate(few):
+        np.testing.assert_allclose(ys(far)[k], -expected[h] * np.arange(4 * train + 1), rtol=1e-12, atol=1e-12)
+    lengths = as_array(mass["data"][0]["x"]).astype(int)
+    assert lengths.min() >= 1 and lengths.max() == 8 * train
+    beyond = alibi.alibi_mass_beyond(n_heads, train, tuple(lengths.tolist()))
+    for k, h in enumerate(few):
+        np.testing.assert_allclose(ys(mass)[k], 100 * beyond[h], rtol=1e-9, atol=1e-300)
+        assert (ys(mass)[k][lengths <= train] == 0).all()
+    markers = [shape["x0"] for fig in (far, mass) for shape in fig["layout"]["shapes"]]
+    assert markers == [train, train]
+    assert title(row) == tr(lang, "alibi.row", i=query)
+    assert title(mass) == tr(lang, "alibi.mass", n=train)
+
+
+def test_default_view_lessons(default_view):
+    at = default_view("alibi")
+    assert_clean(at)
+    check_lessons(at, n_heads=8, query=16, seed=None, train=512)
+    assert tr("en", "alibi.ladder.notice.power") in [c.value for c in at.caption]
+
+
+def test_url_view_lessons(url_view):
+    assert_clean(url_view)
+    assert {k: widget(url_view, k).value for k in ("heads", "q", "scores", "seed", "train")} == {
+        "heads": 12,
+        "q": 5,
+        "scores": "random",
+        "seed": 3,
+        "train": 64,
+    }
+    check_lessons(url_view, n_heads=12, query=5, seed=3, train=64)
+    assert tr("en", "alibi.ladder.notice") in [c.value for c in url_view.caption]
+
+
+def test_agreement_table_lists_where_the_article_meets_the_paper(default_view):
+    table = default_view("alibi").dataframe[0].value
+    agree = table[tr("en", "alibi.article.col.agree")].tolist()
+    expected = [", ".join(map(str, np.flatnonzero(alibi.article_slopes_agree(n)))) or "—" for n in (8, 12, 16)]
+    assert agree == expected == ["0", "—", "0"]
+
+
+def test_chinese_view_has_the_same_numbers(default_view):
+    en, zh = default_view("alibi", "en"), default_view("alibi", "zh")
+    assert_clean(zh)
+    check_lessons(zh, n_heads=8, query=16, seed=None, train=512, lang="zh")
+    assert [title(f) for f in figures(zh)][2:4] == [
+        tr("zh", "alibi.ladder", n=8, c=8, c2=16),
+        tr("zh", "alibi.article"),
+    ]
+    for a, b in zip(figures(en), figures(zh), strict=True):
+        for ta, tb in zip(a["data"], b["data"], strict=True):
+            if ta.get("y") is not None and ta.get("x") != [None]:
+                np.testing.assert_array_equal(as_array(ta["y"]), as_array(tb["y"]))
+
+
+def test_nonsense_in_the_url_falls_back():
+    at = open_page("alibi", query={"q": "-4", "scores": "loud", "seed": "x", "train": "7"})
+    assert_clean(at)
+    assert {k: widget(at, k).value for k in ("q", "scores", "seed", "train")} == {
+        "q": 16,
+        "scores": "equal",
+        "seed": 0,
+        "train": 512,
+    }
+    check_lessons(at, n_heads=8, query=16, seed=None, train=512)
+
+
+def test_short_sequence_clamps_the_query():
+    at = open_page("alibi", query={"len": "40", "q": "30"})
+    at.slider(key="len").set_value(10).run()
+    assert_clean(at)
+    assert at.slider(key="q").value == 9
+    check_lessons(at, n_heads=8, query=9, seed=None, train=512)

@@ -1,0 +1,113 @@
+"""The relative page's lesson figures: Shaw's count of distinct embeddings, T5's curve with its regions, bucket
+sizes, the never-used bucket, and the bias per head from a synthetic table or one loaded in the session."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import posviz
+from posviz.encodings import relative
+
+from ._support import APP_FILE, PAGE_FILES, TIMEOUT, as_array, assert_clean, figures, open_page, title, tr, widget
+
+URL = {"shaw_len": "20", "shaw_k": "3", "t5_buckets": "16", "t5_max_distance": "64", "t5_bidirectional": "false"}
+
+
+def lines(fig) -> list[np.ndarray]:
+    return [as_array(trace["y"]) for trace in fig["data"] if trace.get("x") != [None]]
+
+
+def check_lessons(at, *, shaw_len, k, num_buckets, max_distance, bidirectional, lang="en"):
+    figs = figures(at)
+    assert len(figs) == 6
+    _, distinct, _, curve, sizes, bias = figs
+    lengths = as_array(distinct["data"][0]["x"]).astype(int)
+    np.testing.assert_array_equal(lengths, np.arange(1, max(4 * k, 2 * shaw_len) + 1))
+    enumerated = [np.unique(posviz.shaw_relative_index(n, n, k)).size for n in lengths]
+    np.testing.assert_array_equal(as_array(distinct["data"][0]["y"]), enumerated)
+    assert distinct["layout"]["shapes"][0]["x0"] == k + 1
+
+    kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    offsets = np.arange(-2 * max_distance, 2 * max_distance + 1)
+    np.testing.assert_array_equal(as_array(curve["data"][0]["y"]), posviz.t5_relative_bucket(offsets, **kw))
+    exact = relative.t5_exact_region(num_buckets, bidirectional)
+    edges = sorted({round(e, 1) for s in curve["layout"]["shapes"] for e in (s["x0"], s["x1"])})
+    inner = [-max_distance + 0.5, -exact + 0.5] + ([exact - 0.5, max_distance - 0.5] if bidirectional else [])
+    assert set(inner) <= set(edges) and edges[0] == offsets[0] - 0.5 and edges[-1] == offsets[-1] + 0.5
+    regions = [trace["name"] for trace in curve["data"][1:]]
+    assert regions == [
+        tr(lang, "relative.t5.region.exact", n=exact),
+        tr(lang, "relative.t5.region.log", n=exact, d=max_distance),
+        tr(lang, "relative.t5.region.flat", d=max_distance),
+    ]
+
+    counts = as_array(sizes["data"][0]["y"])
+    np.testing.assert_array_equal(counts, relative.t5_bucket_sizes(**kw))
+    assert counts.sum() == 2 * max_distance + 1
+    unused = np.flatnonzero(counts == 0)
+    key = "relative.t5.unused.bidirectional" if bidirectional else "relative.t5.unused.causal"
+    values = {"b": num_buckets // 2} if bidirectional else {}
+    assert tr(lang, key, listed=", ".join(map(str, unused)) or "—", **values) in [i.value for i in at.info]
+    return bias, offsets, kw
+
+
+def test_default_view_lessons(default_view):
+    at = default_view("relative")
+    assert_clean(at)
+    bias, offsets, kw = check_lessons(at, shaw_len=32, k=8, num_buckets=32, max_distance=128, bidirectional=True)
+    assert tr("en", "relative.t5.unused.bidirectional", b=16, listed="16") in [i.value for i in at.info]
+    assert tr("en", "relative.t5.bias.none") in [i.value for i in at.info]
+    assert title(bias) == tr("en", "relative.t5.bias.synthetic", b=32)
+    table = relative.t5_synthetic_bias_table(32)
+    buckets = posviz.t5_relative_bucket(offsets, **kw)
+    for h, y in enumerate(lines(bias)):
+        np.testing.assert_allclose(y, table[buckets, h], rtol=1e-12)
+
+
+def test_url_view_lessons_in_chinese():
+    at = open_page("relative", query=URL, lang="zh")
+    assert_clean(at)
+    assert {
+        k: widget(at, k).value for k in ("shaw_len", "shaw_k", "t5_buckets", "t5_max_distance", "t5_bidirectional")
+    } == {"shaw_len": 20, "shaw_k": 3, "t5_buckets": 16, "t5_max_distance": 64, "t5_bidirectional": False}
+    bias, _, _ = check_lessons(at, shaw_len=20, k=3, num_buckets=16, max_distance=64, bidirectional=False, lang="zh")
+    assert title(figures(at)[1]) == tr("zh", "relative.shaw.distinct", k=3, total=7)
+    assert title(bias) == tr("zh", "relative.t5.bias.synthetic", b=16)
+
+
+def test_session_bias_table_is_shown():
+    """A table left by the checkpoint inspector replaces the synthetic one; its bucket count wins."""
+    table = np.random.default_rng(7).normal(size=(16, 3))
+    at = AppTest.from_file(str(APP_FILE), default_timeout=TIMEOUT)
+    at.switch_page(PAGE_FILES["relative"])
+    at.session_state["posviz.tables"] = {
+        "t5.relative_attention_bias": table,
+        "bert.position_embeddings": np.zeros((4, 4)),
+    }
+    at.run()
+    assert_clean(at)
+    bias = figures(at)[5]
+    assert title(bias) == tr("en", "relative.t5.bias.learned", name="t5.relative_attention_bias", b=16, h=3)
+    assert tr("en", "relative.t5.bias.none") not in [i.value for i in at.info]
+    offsets = as_array(bias["data"][0]["x"]).astype(int)
+    np.testing.assert_array_equal(offsets, np.arange(-256, 257))
+    buckets = posviz.t5_relative_bucket(offsets, num_buckets=16, max_distance=128, bidirectional=True)
+    got = lines(bias)
+    assert len(got) == 3
+    for h in range(3):
+        np.testing.assert_allclose(got[h], table[buckets, h], rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"shaw_k": "zz", "t5_bidirectional": "perhaps", "t5_buckets": "-2"},
+        {"t5_max_distance": "1e9", "shaw_len": "0"},
+    ],
+)
+def test_nonsense_in_the_url_falls_back(query):
+    at = open_page("relative", query=query)
+    assert_clean(at)
+    check_lessons(at, shaw_len=32, k=8, num_buckets=32, max_distance=128, bidirectional=True)

@@ -1,0 +1,369 @@
+"""The RoPE page: every chart holds the core's numbers (the animation's frames included), the new controls round
+trip through the URL, both languages, and bad input (URL nonsense, a broken config.json) never raises."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import posviz
+from posviz.encodings import rope, rope_configs
+
+from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, widget
+
+METHODS = rope_configs.EXTENSION_METHODS
+
+
+def rope_titles(lang: str) -> list[str]:
+    """The chart titles of the default view (n 128, head_dim 64, base 1e4, every control at its default)."""
+    _, _, shift_diff = rope.rope_shifted_scores(64, 64, 100)
+    _, _, check_diff = rope.rope_layout_check(8, 8)
+    keys = [
+        ("rope.table", {}),
+        ("rope.anim", {}),
+        ("rope.scores", {}),
+        ("rope.shift", {"k": 64, "diff": f"{shift_diff:.2g}"}),
+        ("rope.decay", {"d": 64}),
+        ("rope.layouts", {}),
+        ("rope.check", {"diff": f"{check_diff:.2g}"}),
+        ("rope.partial", {"r": 32, "d": 64}),
+        ("rope.ext.wavelength", {"cur": "32,768"}),
+        ("rope.ext.classes", {}),
+        ("rope.ext.attention", {}),
+        ("rope.cfg.wavelength", {}),
+    ]
+    return [tr(lang, key, **values) for key, values in keys]
+
+
+def by_title(at, lang="en") -> dict[str, dict]:
+    """The page's charts keyed by their catalog key (in the default order)."""
+    keys = [
+        "table",
+        "anim",
+        "scores",
+        "shift",
+        "decay",
+        "layouts",
+        "check",
+        "partial",
+        "ext_wave",
+        "ext_classes",
+        "ext_attention",
+        "cfg",
+    ]
+    figs = figures(at)
+    assert len(figs) == len(keys), [title(f) for f in figs]
+    return dict(zip(keys, figs, strict=True))
+
+
+def series(fig) -> dict[str, np.ndarray]:
+    return {trace["name"]: as_array(trace["y"]) for trace in fig["data"]}
+
+
+# --------------------------------------------------------------------------------------------- the animation
+
+
+def test_animation_frames_are_the_core_rotation():
+    at = open_page("rope", query={"head_dim": "16", "base": "100", "anim_len": "20", "anim_pairs": "3"})
+    assert_clean(at)
+    fig = by_title(at)["anim"]
+    inv, _ = rope.rope_inv_freq(16, base=100.0)
+    pairs = [0, 4, 7]  # three pairs evenly spaced over 8
+    expected = rope.rope_pair_trajectory(np.ones(16), np.arange(20), inv, pairs)
+    frames = fig["frames"]
+    assert [f["name"] for f in frames] == [str(m) for m in range(20)]
+    assert [s["label"] for s in fig["layout"]["sliders"][0]["steps"]] == [str(m) for m in range(20)]
+    buttons = fig["layout"]["updatemenus"][0]["buttons"]
+    assert [b["label"] for b in buttons] == [tr("en", "rope.anim.play"), tr("en", "rope.anim.pause")]
+    assert buttons[0]["args"][1]["fromcurrent"] is True
+    centers = fig["layout"]["meta"]["centers"]
+    assert len(centers) == 3 and np.all(np.diff(centers) > 0)
+    for m, frame in enumerate(frames):
+        assert frame["traces"] == [0, 1]
+        trail, hand = (np.column_stack([as_array(t["x"]), as_array(t["y"])]) for t in frame["data"])
+        start = max(0, m - 11)
+        expected_trail, expected_hand = [], []
+        for j, c in enumerate(centers):  # each dial: its points shifted to its centre, then a gap
+            expected_trail += [(a + c, b) for a, b in expected[start : m + 1, j]] + [(np.nan, np.nan)]
+            expected_hand += [(c, 0.0), (expected[m, j, 0] + c, expected[m, j, 1]), (np.nan, np.nan)]
+        np.testing.assert_allclose(trail, expected_trail, atol=1e-5)
+        np.testing.assert_allclose(hand, expected_hand, atol=1e-5)
+    np.testing.assert_array_equal(as_array(fig["data"][1]["x"]), as_array(frames[0]["data"][1]["x"]))
+    # frame 5 by hand: pair 4 of (1, ..., 1) turned by 5 theta_4 from (1, 1)
+    c, s = np.cos(5 * 100.0 ** (-8 / 16)), np.sin(5 * 100.0 ** (-8 / 16))
+    hand = frames[5]["data"][1]
+    np.testing.assert_allclose(as_array(hand["x"])[4] - centers[1], c - s, atol=1e-5)
+    np.testing.assert_allclose(as_array(hand["y"])[4], s + c, atol=1e-5)
+
+
+def test_animation_titles_name_each_pair(default_view):
+    fig = by_title(default_view("rope"))["anim"]
+    annotations = [a["text"] for a in fig["layout"]["annotations"]]
+    inv, _ = rope.rope_inv_freq(64)
+    assert len(fig["frames"]) == 64
+    assert annotations == [tr("en", "rope.anim.pair", i=0, theta="1", turn="6.3")] + [
+        tr("en", "rope.anim.pair", i=i, theta=f"{inv[i]:.3g}", turn=f"{2 * np.pi / inv[i]:,.0f}") for i in (10, 21, 31)
+    ]
+
+
+# ------------------------------------------------------------------------------------------- scores and shift
+
+
+def test_random_query_and_key_from_the_url():
+    at = open_page("rope", query={"n": "40", "head_dim": "16", "qk": "random", "seed": "7", "shift": "333"})
+    assert_clean(at)
+    assert (at.session_state["qk"], widget(at, "seed").value, widget(at, "shift").value) == ("random", 7, 333)
+    figs = by_title(at)
+    assert_matrix(heatmap_z(figs["scores"]), posviz.rope_score_matrix(40, 16, seed=7), what="scores")
+    plain, shifted, diff = rope.rope_shifted_scores(40, 16, 333, seed=7)
+    left, right = (as_array(t["z"]) for t in figs["shift"]["data"])
+    assert_matrix(left, plain, what="S")
+    assert_matrix(right, shifted, what="S shifted")
+    np.testing.assert_allclose(left, right, atol=1e-6)  # the lesson itself
+    assert title(figs["shift"]) == tr("en", "rope.shift", k=40, diff=f"{diff:.2g}")
+
+
+def test_ones_disable_the_seed(default_view):
+    at = default_view("rope")
+    assert widget(at, "seed").disabled
+    assert "qk" not in at.query_params
+
+
+# ------------------------------------------------------------------------------------------------- the decay
+
+
+def test_decay_lines_are_the_bound_for_each_base():
+    at = open_page("rope", query={"head_dim": "32", "base": "1000", "decay_len": "256"})
+    assert_clean(at)
+    fig = by_title(at)["decay"]
+    x = as_array(fig["data"][0]["x"])
+    np.testing.assert_array_equal(x, np.arange(257))
+    lines = series(fig)
+    bases = [10_000.0, 500_000.0, 1_000_000.0, 1000.0]
+    assert list(lines) == [tr("en", "rope.decay.base", base=f"{b:,.0f}") for b in bases]
+    for b, y in zip(bases, lines.values(), strict=True):
+        np.testing.assert_allclose(y, rope.rope_decay_bound(np.arange(257), 32, base=b), rtol=1e-12)
+        assert y[0] == pytest.approx(32 / 4 + 0.5)
+
+
+# ------------------------------------------------------------------------------------------ layouts, partial
+
+
+def test_layout_maps_and_check():
+    at = open_page("rope", query={"perm_d": "12", "factor": "2", "cur": "32"})
+    assert_clean(at)
+    figs = by_title(at)
+    # the current length is capped at the target, factor x original
+    assert title(figs["ext_wave"]) == tr("en", "rope.ext.wavelength", cur="8,192")
+    z = heatmap_z_any(figs["layouts"])
+    dims = np.arange(12)
+    np.testing.assert_array_equal(z, [dims // 2, dims % 6, [0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11]])
+    a, b, _ = rope.rope_layout_check(12, 8)
+    left, right = (as_array(t["z"]) for t in figs["check"]["data"])
+    assert_matrix(left, a)
+    assert_matrix(right, b)
+
+
+def heatmap_z_any(fig) -> np.ndarray:
+    return as_array(fig["data"][0]["z"])
+
+
+def test_partial_rotary_factor():
+    at = open_page("rope", query={"n": "30", "head_dim": "32", "prf": "0.25"})
+    for layout in ("half", "interleaved"):
+        if layout != "half":
+            at.radio(key="rope_layout").set_value(layout).run()
+        assert_clean(at)
+        fig = by_title(at)["partial"]
+        table, rotates = rope.partial_rotary_table(30, 32, 0.25, layout=layout)
+        assert_matrix(heatmap_z(fig), table, what=layout)
+        assert rotates.sum() == 8
+        assert title(fig) == tr("en", "rope.partial", r=8, d=32)
+        np.testing.assert_array_equal(heatmap_z(fig)[:, 8:], 1.0)
+
+
+# --------------------------------------------------------------------------------------- context extension
+
+
+def test_extension_explorer_shows_the_core_comparison():
+    at = open_page("rope", query={"head_dim": "32", "factor": "4", "orig": "2048", "cur": "2"})
+    assert_clean(at)
+    figs = by_title(at)
+    cmp = rope_configs.compare_scalings(32, 10_000.0, 4.0, 2048, 4096)
+    lines = series(figs["ext_wave"])
+    names = [tr("en", "rope.method.none")] + [tr("en", f"rope.method.{m}") for m in METHODS]
+    contexts = [tr("en", "rope.ext.orig", L="2,048"), tr("en", "rope.ext.target", L="8,192")]
+    assert list(lines) == names + contexts
+    np.testing.assert_allclose(lines[names[0]], 2 * np.pi / cmp.original, rtol=1e-12)
+    for name, expected in zip(names[1:], cmp.wavelength, strict=True):
+        np.testing.assert_allclose(lines[name], expected, rtol=1e-12)
+    np.testing.assert_array_equal(lines[contexts[0]], [2048, 2048])
+    np.testing.assert_array_equal(lines[contexts[1]], [8192, 8192])
+    assert title(figs["ext_wave"]) == tr("en", "rope.ext.wavelength", cur="4,096")
+    classes = figs["ext_classes"]["data"][0]
+    np.testing.assert_array_equal(as_array(classes["z"]), cmp.classes)
+    np.testing.assert_allclose(as_array(classes["customdata"]), cmp.ratio, rtol=1e-12)
+    bars = figs["ext_attention"]["data"][0]
+    np.testing.assert_allclose(as_array(bars["y"]), cmp.attention_factor, rtol=1e-12)
+    assert as_array(bars["y"])[METHODS.index("yarn")] == pytest.approx(0.1 * np.log(4.0) + 1)
+    # linear interpolates every pair: one colour over its whole row
+    assert (cmp.classes[METHODS.index("linear")] == rope.PAIR_CLASSES.index("interpolated")).all()
+
+
+# ---------------------------------------------------------------------------------------------- config.json
+
+
+def test_preset_from_the_url_fills_the_box_and_the_chart():
+    at = open_page("rope", query={"preset": "qwen25_7b_yarn"})
+    for preset in ("qwen25_7b_yarn", "llama2_7b"):
+        if preset != "qwen25_7b_yarn":
+            at.radio(key="preset").set_value(preset).run()
+        assert_clean(at)
+        assert at.session_state["preset"] == at.query_params.get("preset") == preset
+        assert at.text_area(key="cfg").value == rope_configs.preset_text(preset)
+        found = rope_configs.config_frequencies(rope_configs.PRESETS[preset])
+        lines = series(by_title(at)["cfg"])
+        np.testing.assert_allclose(lines[tr("en", "rope.cfg.plain")], 2 * np.pi / found.plain, rtol=1e-12)
+        np.testing.assert_allclose(lines[tr("en", "rope.cfg.scaled")], 2 * np.pi / found.scaled, rtol=1e-12)
+        summary = tr(
+            "en",
+            "rope.cfg.summary",
+            head_dim=128,
+            base=f"{found.config.base:,.0f}",
+            type=found.config.rope_type,
+            prf="1",
+            pairs=64,
+            max=f"{found.config.max_position_embeddings:,}",
+            orig=f"{found.config.original_max_position_embeddings:,}",
+            attn=f"{found.attention_factor:.4g}",
+        )
+        assert summary in [m.value for m in at.markdown]
+
+
+def test_pasted_config_is_read():
+    at = open_page("rope")
+    config = {
+        "hidden_size": 2560,
+        "num_attention_heads": 32,
+        "max_position_embeddings": 2048,
+        "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 10000.0, "partial_rotary_factor": 0.4},
+    }
+    at.text_area(key="cfg").input(json.dumps(config)).run()
+    assert_clean(at)
+    lines = series(by_title(at)["cfg"])
+    scaled = lines[tr("en", "rope.cfg.scaled")]
+    inv, _ = rope.rope_inv_freq(80, scaling={"rope_type": "linear", "factor": 2.0}, partial_rotary_factor=0.4)
+    assert scaled.size == 16
+    np.testing.assert_allclose(scaled, 2 * np.pi / inv, rtol=1e-12)
+
+
+BAD_CONFIGS = ['{"hidden_size": 4096', '{"head_dim": 63}', '{"head_dim": 64, "rope_scaling": {"type": "x"}}']
+
+
+def test_bad_config_shows_an_error_and_keeps_the_page():
+    at = open_page("rope")
+    for text in BAD_CONFIGS:
+        at.text_area(key="cfg").input(text).run()
+        assert not at.exception, [e.value for e in at.exception]
+        with pytest.raises(ValueError) as info:
+            rope_configs.parse_config(text)
+        assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=str(info.value))]
+        assert len(figures(at)) == 11  # every chart but the config's
+
+
+# --------------------------------------------------------------------------------------------- URL, languages
+
+
+def test_new_controls_round_trip_through_the_url():
+    query = {
+        "anim_len": "30",
+        "anim_pairs": "5",
+        "qk": "random",
+        "seed": "12",
+        "shift": "7",
+        "decay_len": "4096",
+        "perm_d": "6",
+        "prf": "0.75",
+        "rope_layout": "interleaved",
+        "factor": "16",
+        "orig": "8192",
+        "cur": "4",
+        "preset": "mistral_7b",
+    }
+    at = open_page("rope", query=query)
+    assert_clean(at)
+    shown = {key: widget(at, key).value for key in query if key not in ("qk", "rope_layout", "preset")}
+    assert shown == {
+        "anim_len": 30,
+        "anim_pairs": 5,
+        "seed": 12,
+        "shift": 7,
+        "decay_len": 4096,
+        "perm_d": 6,
+        "prf": 0.75,
+        "factor": 16,
+        "orig": 8192,
+        "cur": 4,
+    }
+    assert {k: at.session_state[k] for k in ("qk", "rope_layout", "preset")} == {
+        "qk": "random",
+        "rope_layout": "interleaved",
+        "preset": "mistral_7b",
+    }
+    assert {k: at.query_params.get(k) for k in query} == query
+    assert len(by_title(at)["anim"]["frames"]) == 30
+
+
+def test_nonsense_in_the_url_falls_back():
+    query = {
+        "anim_len": "999",
+        "anim_pairs": "x",
+        "qk": "nope",
+        "prf": "abc",
+        "rope_layout": "diagonal",
+        "factor": "3",
+        "preset": "gpt5",
+        "decay_len": "-1",
+    }
+    at = open_page("rope", query=query)
+    assert_clean(at)
+    assert {k: widget(at, k).value for k in ("anim_len", "anim_pairs", "prf", "factor", "decay_len")} == {
+        "anim_len": 64,
+        "anim_pairs": 4,
+        "prf": 0.5,
+        "factor": 8,
+        "decay_len": 1024,
+    }
+    assert {k: at.session_state[k] for k in ("qk", "rope_layout", "preset")} == {
+        "qk": "ones",
+        "rope_layout": "half",
+        "preset": "llama31_8b",
+    }
+    assert at.text_area(key="cfg").value == rope_configs.preset_text("llama31_8b")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_both_languages(default_view, lang):
+    at = default_view("rope", lang)
+    assert_clean(at)
+    assert [title(f) for f in figures(at)] == rope_titles(lang)
+    captions = [c.value for c in at.caption]
+    notices = [
+        "table",
+        "anim",
+        "scores",
+        "shift",
+        "decay",
+        "layouts",
+        "check",
+        "partial",
+        "ext.wavelength",
+        "ext.classes",
+        "ext.attention",
+        "cfg",
+    ]
+    assert captions == [tr(lang, f"rope.{k}.notice") for k in notices]
+    buttons = [b["label"] for b in figures(at)[1]["layout"]["updatemenus"][0]["buttons"]]
+    assert buttons == [tr(lang, "rope.anim.play"), tr(lang, "rope.anim.pause")]

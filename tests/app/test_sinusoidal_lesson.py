@@ -1,0 +1,306 @@
+"""The Sinusoidal page's lessons: every chart holds the core's numbers (and closed forms where they exist) for the
+default view and for a view given by the URL, in both languages; nonsense in the URL falls back cleanly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import posviz
+from posviz import precision
+from posviz.encodings import sinusoidal as sin
+
+from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, widget
+
+#: Figure title keys in page order (the shift matrix is left out for an odd d).
+TITLES = [
+    "sinusoidal.table",
+    "figure.similarity",
+    "sinusoidal.offset",
+    "sinusoidal.spread",
+    "sinusoidal.shift",
+    "sinusoidal.wavelength",
+    "sinusoidal.base",
+    "sinusoidal.proj.title.pca",
+    "sinusoidal.extra",
+    "sinusoidal.excess",
+    "sinusoidal.layout",
+    "sinusoidal.precision.map",
+    "sinusoidal.precision",
+    "sinusoidal.norms",
+]
+NOTICES = [
+    "sinusoidal.table.notice",
+    "sinusoidal.similarity.notice",
+    "sinusoidal.offset.notice",
+    "sinusoidal.shift.notice",
+    "sinusoidal.base.notice",
+    "sinusoidal.proj.notice.pca",
+    "sinusoidal.excess.notice",
+    "sinusoidal.layout.notice",
+    "sinusoidal.precision.map.notice",
+    "sinusoidal.precision.notice",
+    "sinusoidal.norms.notice",
+]
+
+
+def charts(at) -> dict[str, dict]:
+    """The page's figures by title key (the order is the page's)."""
+    figs = figures(at)
+    keys = [k for k in TITLES if not (k == "sinusoidal.shift" and len(figs) == len(TITLES) - 1)]
+    assert len(figs) == len(keys), [title(f) for f in figs]
+    return dict(zip(keys, figs, strict=True))
+
+
+def trace(fig, name=None) -> dict:
+    return fig["data"][0] if name is None else next(tr_ for tr_ in fig["data"] if tr_.get("name") == name)
+
+
+def xy(tr_) -> tuple[np.ndarray, np.ndarray]:
+    return as_array(tr_["x"]), as_array(tr_["y"])
+
+
+def shape_positions(fig, axis: str) -> list[float]:
+    return [s[f"{axis}0"] for s in fig["layout"].get("shapes", [])]
+
+
+def check_view(at, *, n, d, base, layout, k, train, span, dtype, lang="en"):
+    """Every chart against the core, for the given controls."""
+    figs = charts(at)
+    table = posviz.sinusoidal(n, d, base=base, layout=layout)
+
+    offsets, dot, cosine = sin.strided_offset_profile(table)
+    x, y = xy(trace(figs["sinusoidal.offset"], tr(lang, "sinusoidal.offset.dot")))
+    np.testing.assert_array_equal(x, offsets)
+    omega = base ** (-np.arange(0, d, 2) / d)
+    np.testing.assert_allclose(y, dot, atol=1e-12)
+    if d % 2 == 0:  # sum_i cos(k w_i)
+        np.testing.assert_allclose(y, np.cos(offsets[:, None] * omega).sum(axis=1), atol=1e-9)
+    np.testing.assert_allclose(xy(trace(figs["sinusoidal.offset"], tr(lang, "sinusoidal.offset.cos")))[1], cosine)
+
+    spread = figs["sinusoidal.spread"]
+    lags, dot_spread, cos_spread = sin.lag_spread(table)
+    _, _, random_spread = sin.lag_spread(posviz.learned_init(len(lags) + 2, d, std=0.02, seed=0))
+    np.testing.assert_allclose(xy(trace(spread, tr(lang, "sinusoidal.spread.dot")))[1], dot_spread, atol=1e-15)
+    np.testing.assert_allclose(xy(trace(spread, tr(lang, "sinusoidal.spread.random")))[1], random_spread)
+    if d % 2 == 0:
+        assert np.nanmax(xy(trace(spread, tr(lang, "sinusoidal.spread.cos")))[1]) < 1e-10
+    assert np.nanmedian(xy(trace(spread, tr(lang, "sinusoidal.spread.random")))[1]) > 0.1
+
+    if d % 2 == 0:
+        assert_matrix(heatmap_z(figs["sinusoidal.shift"]), posviz.shift_matrix(d, k, base=base, layout=layout))
+        residual = sin.shift_residual(table, k, base=base, layout=layout)
+        assert residual < 1e-11
+        text = tr(lang, "sinusoidal.shift.residual", k=k, n=n, residual=f"{residual:.1e}")
+        assert text in [m.value for m in at.markdown]
+
+    wave = figs["sinusoidal.wavelength"]
+    fast, slow = (xy(trace(wave, tr(lang, f"sinusoidal.wavelength.{s}"))) for s in ("fast", "slow"))
+    expected = 2 * np.pi * base ** (np.arange(0, d, 2) / d)
+    np.testing.assert_allclose(fast[1], expected[fast[0].astype(int)], rtol=1e-6)
+    np.testing.assert_allclose(slow[1], expected[slow[0].astype(int)], rtol=1e-6)
+    assert np.all(fast[1] <= n) and np.all(slow[1] > n) and len(fast[0]) + len(slow[0]) == len(expected)
+    assert list(xy(trace(wave, tr(lang, "sinusoidal.wavelength.context", n=n)))[1]) == [n, n]
+
+    bases = list(dict.fromkeys((100.0, 10_000.0, 1_000_000.0, base)))
+    offsets, similarity = sin.origin_similarity(n, d, tuple(bases))
+    lines = figs["sinusoidal.base"]["data"]
+    assert len(lines) == len(bases)
+    for line, expected in zip(lines, similarity, strict=True):
+        np.testing.assert_array_equal(as_array(line["x"]), offsets)
+        np.testing.assert_allclose(as_array(line["y"]), expected, atol=1e-12)
+
+    positions, coords = sin.project_positions(table, "pca", 2048)
+    points = figs["sinusoidal.proj.title.pca"]["data"][1]
+    np.testing.assert_allclose(np.c_[as_array(points["x"]), as_array(points["y"])], coords, atol=1e-9)
+    np.testing.assert_array_equal(as_array(points["marker"]["color"]), positions)
+
+    share, excess = sin.beyond_training(table, train)
+    np.testing.assert_allclose(xy(trace(figs["sinusoidal.extra"]))[1], share)
+    assert shape_positions(figs["sinusoidal.extra"], "x") == ([train] if train < n else [])
+    np.testing.assert_allclose(as_array(trace(figs["sinusoidal.excess"])["y"]), excess)
+
+    np.testing.assert_array_equal(xy(trace(figs["sinusoidal.layout"]))[1], sin.layout_permutation(d))
+
+    results = {dt: precision.pair_errors(span, d, base=base, dtype=dt) for dt in precision.DTYPES}
+    error_map = figs["sinusoidal.precision.map"]
+    assert error_map["layout"]["meta"]["source_shape"] == list(results[dtype][1].shape)
+    if results[dtype][1].size <= 256 * 256:
+        assert_matrix(heatmap_z(error_map), results[dtype][1], what="error map")
+    for line, dt in zip(figs["sinusoidal.precision"]["data"], precision.DTYPES, strict=True):
+        assert line["name"] == dt
+        np.testing.assert_array_equal(as_array(line["x"]), results[dt][0])
+        np.testing.assert_allclose(as_array(line["y"]), results[dt][2], rtol=1e-12)
+    marks = [p for p in (257, 2049, 20_000) if p <= span]
+    assert shape_positions(figs["sinusoidal.precision"], "x") == marks
+
+    norms = figs["sinusoidal.norms"]
+    measured = xy(trace(norms, tr(lang, "sinusoidal.norms.measured")))[1]
+    np.testing.assert_allclose(measured, posviz.row_norms(table))
+    if d % 2 == 0:
+        np.testing.assert_allclose(measured, np.sqrt(d / 2), rtol=1e-12)
+    assert shape_positions(norms, "y") == [pytest.approx(np.sqrt(d))]
+
+
+DEFAULTS = {
+    "n": 128,
+    "d": 128,
+    "base": 10000.0,
+    "layout": "interleaved",
+    "k": 1,
+    "train": 64,
+    "span": posviz.MAX_POSITIONS,
+    "dtype": "float16",
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_default_view_holds_the_core_numbers(default_view, lang):
+    at = default_view("sinusoidal", lang)
+    assert_clean(at)
+    check_view(at, lang=lang, **DEFAULTS)
+    figs = figures(at)
+    expected = [tr(lang, key, k=1, train=64, dtype="float16") for key in TITLES]
+    assert [title(f).split("<br>")[0] for f in figs] == expected
+    captions = [c.value for c in at.caption]
+    for key in NOTICES:
+        assert tr(lang, key) in captions, key
+    for key in ("sinusoidal.spread.notice", "sinusoidal.wavelength.notice", "sinusoidal.extra.notice"):
+        assert tr(lang, key) in captions, key
+    tabs = [tab.label for tab in at.tabs]
+    assert tabs == [
+        tr(lang, f"sinusoidal.tab.{name}")
+        for name in (
+            "table",
+            "distance",
+            "shift",
+            "frequencies",
+            "projection",
+            "extrapolation",
+            "layout",
+            "precision",
+            "norms",
+        )
+    ]
+
+
+def test_default_view_checks_the_claims(default_view):
+    """The norm claim (d = 128: 8, not sqrt(128)) and the precision claim, as the page states them."""
+    at = default_view("sinusoidal")
+    texts = [m.value for m in at.markdown]
+    assert tr("en", "sinusoidal.norms.check", d=128, measured="8", claim=f"{128**0.5:.4g}") in texts
+    statements = next(m for m in texts if m.startswith("- **float16**"))
+    for dt in precision.DTYPES:
+        positions, _, worst = precision.pair_errors(posviz.MAX_POSITIONS, 128, dtype=dt)
+        broken = precision.breakdown_position(positions, worst)
+        merged = f"{precision.first_merged_position(dt):,}"
+        if dt == "float32":
+            assert broken is None
+            line = tr(
+                "en",
+                "sinusoidal.precision.fine",
+                dtype=dt,
+                span=f"{posviz.MAX_POSITIONS:,}",
+                error=f"{worst.max():.1e}",
+                merged=merged,
+            )
+        else:
+            assert broken is not None and broken < 2049
+            line = tr("en", "sinusoidal.precision.broken", dtype=dt, position=f"{broken:,}", merged=merged)
+        assert line in statements
+
+
+URL = {
+    "n": "300",
+    "d": "16",
+    "base": "100",
+    "layout": "halves",
+    "k": "5",
+    "train": "100",
+    "dtype": "bfloat16",
+    "span": "500",
+}
+
+
+def test_url_sets_every_control_and_the_charts_follow():
+    at = open_page("sinusoidal", query=URL)
+    assert_clean(at)
+    shown = {key: widget(at, key).value for key in URL}
+    assert shown == {
+        "n": 300,
+        "d": 16,
+        "base": 100,
+        "layout": "halves",
+        "k": 5,
+        "train": 100,
+        "dtype": "bfloat16",
+        "span": 500,
+    }
+    check_view(at, n=300, d=16, base=100.0, layout="halves", k=5, train=100, span=500, dtype="bfloat16")
+    assert title(charts(at)["sinusoidal.precision.map"]) == tr("en", "sinusoidal.precision.map", dtype="bfloat16")
+    at.radio(key="dtype").set_value("float32").run()
+    assert at.query_params.get("dtype") == "float32"
+    assert_matrix(
+        heatmap_z(charts(at)["sinusoidal.precision.map"]),
+        precision.pair_errors(500, 16, base=100.0, dtype="float32")[1],
+    )
+
+
+def test_url_in_chinese():
+    at = open_page("sinusoidal", query={**URL, "lang": "zh"})
+    assert_clean(at)
+    figs = charts(at)
+    assert title(figs["sinusoidal.shift"]) == tr("zh", "sinusoidal.shift", k=5)
+    assert title(figs["sinusoidal.extra"]) == tr("zh", "sinusoidal.extra")
+    slow = int(sin.slow_pairs(16, 300, base=100.0).sum())
+    count = tr("zh", "sinusoidal.wavelength.count", slow=slow, pairs=8, n=300)
+    assert count in [m.value for m in at.markdown]
+
+
+def test_odd_width_explains_the_missing_shift_matrix():
+    at = open_page("sinusoidal", query={"d": "7"})
+    assert_clean(at)
+    assert [w.value for w in at.warning] == [tr("en", "sinusoidal.shift.odd", d=7)]
+    check_view(at, **{**DEFAULTS, "d": 7})
+
+
+def test_shift_beyond_the_table_is_an_error_in_its_tab_only():
+    at = open_page("sinusoidal", query={"n": "10", "k": "20"})
+    assert not at.exception
+    assert len(at.error) == 1 and "k = 20" in at.error[0].value
+    figs = charts(at)  # every chart is drawn: M_20 exists, only its residual over 10 rows does not
+    assert_matrix(heatmap_z(figs["sinusoidal.shift"]), posviz.shift_matrix(128, 20))
+
+
+def test_large_table_is_subsampled_and_says_so():
+    at = open_page("sinusoidal", query={"n": "3000", "d": "8", "span": "3000"})
+    assert_clean(at)
+    figs = charts(at)
+    points = figs["sinusoidal.proj.title.pca"]["data"][1]
+    np.testing.assert_array_equal(as_array(points["marker"]["color"]), posviz.evenly_spaced(3000, 2048))
+    assert as_array(trace(figs["sinusoidal.offset"])["x"])[1] == 1  # 3000 <= 4096 rows: every offset
+    assert as_array(trace(figs["sinusoidal.spread"])["x"])[0] == 3  # stride ceil(3000 / 1024)
+    notes = [m.value for m in at.markdown]
+    assert tr("en", "sinusoidal.subsampled", shown=2048, n=3000) in notes
+    assert tr("en", "sinusoidal.subsampled", shown=1024, n=3000) in notes
+
+
+def test_tsne_projection_is_the_cores():
+    at = open_page("sinusoidal", query={"n": "30", "d": "8", "proj": "tsne"})
+    assert_clean(at)
+    assert at.radio(key="proj").value == "tsne" and at.query_params.get("proj") == "tsne"
+    fig = figures(at)[7]
+    assert title(fig) == tr("en", "sinusoidal.proj.title.tsne")
+    coords = posviz.project(posviz.sinusoidal(30, 8), "tsne")
+    np.testing.assert_allclose(np.c_[as_array(fig["data"][1]["x"]), as_array(fig["data"][1]["y"])], coords, atol=1e-4)
+
+
+NONSENSE = {"k": "abc", "train": "-3", "proj": "umap", "dtype": "float8", "span": "1e9", "n": "40000"}
+
+
+def test_nonsense_in_the_url_falls_back():
+    at = open_page("sinusoidal", query=NONSENSE)
+    assert_clean(at)
+    shown = {key: widget(at, key).value for key in NONSENSE}
+    assert shown == {"k": 1, "train": 64, "proj": "pca", "dtype": "float16", "span": posviz.MAX_POSITIONS, "n": 128}
+    check_view(at, **DEFAULTS)

@@ -1,0 +1,280 @@
+"""The Sinusoidal page's lessons, checked against independent derivations.
+
+Precision: the float16 error is re-derived entry by entry with numpy scalar arithmetic (np.float16(p) *
+np.float16(omega), then np.sin of that float16 scalar) against math.sin in double precision; bfloat16 by
+rounding float32 bit patterns to 7 mantissa bits by hand. Distance: a Toeplitz check by explicit loops, and a
+random table as the negative case. Shifts: the residual against the full matrix product M_k @ PE(p).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import posviz
+from posviz import precision
+from posviz.encodings import sinusoidal as sin
+
+FAST = settings(max_examples=30, deadline=None)
+
+
+# ------------------------------------------------------------------------------------------------ precision
+
+
+def bfloat16(x: np.ndarray) -> np.ndarray:
+    """Round float64 values to bfloat16 (round to nearest, ties to even) through float32 bit patterns."""
+    bits = np.asarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return rounded.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+@pytest.mark.parametrize("n,d,base", [(3000, 16, 10000.0), (20000, 10, 100.0), (700, 7, 1e6)])
+def test_float16_error_matches_scalar_arithmetic(n, d, base):
+    positions, error, worst = precision.pair_errors(n, d, base=base, dtype="float16", max_positions=64)
+    omega = [base ** (-2 * k / d) for k in range((d + 1) // 2)]
+    for row, p in enumerate(positions):
+        for k, w in enumerate(omega):
+            angle = np.float16(p) * np.float16(w)  # float16 * float16 -> float16 in numpy scalar arithmetic
+            e_sin = abs(float(np.sin(angle)) - math.sin(p * w))
+            e_cos = abs(float(np.cos(angle)) - math.cos(p * w)) if 2 * k + 1 < d else 0.0
+            assert error[row, k] == pytest.approx(max(e_sin, e_cos), abs=1e-12)
+    np.testing.assert_array_equal(worst, error.max(axis=1))
+
+
+def test_float16_errors_equal_the_float16_table():
+    """The per-pair error is the table posviz.sinusoidal(dtype=float16) minus the float64 table, pair by pair."""
+    positions, error, _ = precision.pair_errors(2500, 12, dtype="float16")
+    diff = np.abs(posviz.sinusoidal(2500, 12, dtype=np.float16).astype(np.float64) - posviz.sinusoidal(2500, 12))
+    np.testing.assert_allclose(error, np.maximum(diff[:, 0::2], diff[:, 1::2])[positions], atol=1e-15)
+
+
+def test_bfloat16_error_matches_bit_rounding():
+    n, d = 1000, 8
+    positions, error, _ = precision.pair_errors(n, d, dtype="bfloat16")
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)
+    angle = bfloat16(bfloat16(positions.astype(np.float64))[:, None] * bfloat16(omega)[None, :])
+    exact = positions[:, None] * omega[None, :]
+    expected = np.maximum(
+        np.abs(bfloat16(np.sin(angle)) - np.sin(exact)), np.abs(bfloat16(np.cos(angle)) - np.cos(exact))
+    )
+    # torch evaluates sin in float32 before rounding; our sin is float64 before rounding: one bfloat16 ulp apart
+    np.testing.assert_allclose(error, expected, atol=2.0**-7)
+
+
+def test_float32_error_is_bounded_by_angle_rounding():
+    """|error| <= |d angle| + rounding of sin, with |d angle| <= (2 * 2^-24) * p * omega + half an ulp of p."""
+    positions, error, _ = precision.pair_errors(32768, 64, dtype="float32")
+    omega = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+    bound = 2.0 * 2.0**-24 * positions[:, None] * omega[None, :] + 2.0**-23
+    assert np.all(error <= bound + 1e-7)
+    assert error.max() < 1e-2
+
+
+@pytest.mark.parametrize("dtype,bits", [("float16", 10), ("bfloat16", 7), ("float32", 23)])
+def test_first_merged_position(dtype, bits):
+    p = precision.first_merged_position(dtype)
+    assert p == 2 ** (bits + 1) + 1
+    if dtype == "float16":
+        assert float(np.float16(p)) == p - 1 and float(np.float16(p - 1)) == p - 1
+        assert all(float(np.float16(q)) == q for q in range(p - 1))
+    if dtype == "bfloat16":
+        assert bfloat16(np.array([p]))[0] == p - 1
+        np.testing.assert_array_equal(bfloat16(np.arange(p - 1.0)), np.arange(p - 1.0))
+
+
+@given(st.integers(1, 65000))
+@FAST
+def test_float16_spacing_is_numpys(p):
+    assert precision.position_spacing([p], "float16")[0] == float(np.spacing(np.float16(p)))
+
+
+def test_float16_breaks_down_before_2048_and_float32_never():
+    """The claim "past position 2e4 the low dimensions jump": float16 already loses whole radians past ~1,024
+    (the product p * omega has spacing 1 there), bfloat16 past ~128; float32 stays below 1e-2 up to 32,768."""
+    found = {}
+    for dtype in precision.DTYPES:
+        positions, _, worst = precision.pair_errors(32768, 512, dtype=dtype)
+        found[dtype] = precision.breakdown_position(positions, worst)
+    assert 1024 <= found["float16"] <= 2049
+    assert 128 <= found["bfloat16"] <= 257
+    assert found["float32"] is None
+
+
+def test_breakdown_position_and_bad_input():
+    assert precision.breakdown_position([0, 5, 9], [0.1, 0.7, 0.2]) == 5
+    assert precision.breakdown_position([0, 5], [0.1, 0.2]) is None
+    with pytest.raises(ValueError, match="dtype"):
+        precision.pair_errors(10, 4, dtype="float8")
+    with pytest.raises(ValueError, match="positions >= 1"):
+        precision.position_spacing([0], "float16")
+
+
+# ------------------------------------------------------------------------------------------------ distance
+
+
+def loop_spread(matrix):
+    n = matrix.shape[0]
+    return np.array([np.ptp([matrix[i, i + k] for i in range(n - k)]) for k in range(n)])
+
+
+def test_diagonal_spread_matches_a_loop():
+    rng = np.random.default_rng(1)
+    m = rng.normal(size=(23, 23))
+    np.testing.assert_allclose(sin.diagonal_spread(m), loop_spread(m), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("n,d,limit", [(200, 64, 1024), (3000, 32, 256), (64, 7, 64)])
+def test_sinusoidal_spread_is_rounding_noise(n, d, limit):
+    offsets, dot_spread, cos_spread = sin.lag_spread(posviz.sinusoidal(n, d), limit)
+    stride = -(-n // limit)
+    rows = len(range(0, n, stride))
+    np.testing.assert_array_equal(offsets, np.arange(1, rows - 1) * stride)
+    if d % 2 == 0:
+        assert dot_spread.max() < 1e-10 and cos_spread.max() < 1e-12
+    else:  # the unpaired sin column adds sin(i w) sin(j w), which is not a function of i - j
+        table = posviz.sinusoidal(n, d)[::stride]
+        np.testing.assert_allclose(dot_spread, loop_spread(table @ table.T)[1:-1], atol=1e-12)
+        assert dot_spread.max() > 1e-4
+
+
+def test_random_table_spread_is_large():
+    _, dot_spread, cos_spread = sin.lag_spread(posviz.learned_init(200, 64, std=0.02, seed=0))
+    assert np.median(cos_spread[:100]) > 0.3
+    assert np.median(dot_spread[:100]) > 1e-3
+
+
+def test_strided_profile_equals_offset_profile_and_closed_form():
+    n, d = 5000, 16
+    offsets, dot, cosine = sin.strided_offset_profile(posviz.sinusoidal(n, d), max_positions=1000)
+    assert offsets[1] == 5
+    omega = 10000.0 ** (-np.arange(0, d, 2) / d)
+    expected_dot = np.cos(offsets[:, None] * omega[None, :]).sum(axis=1)  # PE(i).PE(i+k) = sum cos(k w)
+    np.testing.assert_allclose(dot, expected_dot, atol=1e-9)
+    np.testing.assert_allclose(cosine, expected_dot / (d / 2), atol=1e-9)
+    small = posviz.sinusoidal(300, 8)
+    profile = posviz.offset_profile(small)
+    np.testing.assert_array_equal(sin.strided_offset_profile(small)[1], profile.mean_dot)
+
+
+# ------------------------------------------------------------------------------------------------ shifts
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "halves"])
+@pytest.mark.parametrize("k", [1, 7, 100])
+def test_shift_residual_is_tiny_and_equals_the_matrix_product(layout, k):
+    n, d = 400, 32
+    table = posviz.sinusoidal(n, d, layout=layout)
+    m = posviz.shift_matrix(d, k, layout=layout)
+    direct = np.linalg.norm(table[k:] - table[:-k] @ m.T, axis=1).max()
+    residual = sin.shift_residual(table, k, layout=layout, chunk=97)
+    assert residual < 1e-12
+    assert residual == pytest.approx(direct, abs=1e-13)
+
+
+def test_shift_residual_of_another_table_is_large():
+    table = posviz.learned_init(100, 16, std=1.0)
+    m = posviz.shift_matrix(16, 3)
+    assert sin.shift_residual(table, 3) == pytest.approx(np.linalg.norm(table[3:] - table[:-3] @ m.T, axis=1).max())
+    assert sin.shift_residual(table, 3) > 1.0
+
+
+def test_shift_matrix_is_block_diagonal_and_independent_of_position():
+    m = posviz.shift_matrix(12, 5)
+    blocks = np.kron(np.eye(6), np.ones((2, 2)))
+    assert np.all(m[blocks == 0] == 0)
+    halves = posviz.shift_matrix(12, 5, layout="halves")
+    order = sin.layout_permutation(12)
+    np.testing.assert_array_equal(halves, m[np.ix_(order, order)])
+    np.testing.assert_array_equal(posviz.shift_matrix(12, 5), posviz.shift_matrix(12, 5, layout="interleaved"))
+
+
+def test_shift_errors():
+    with pytest.raises(ValueError, match="even; got 7"):
+        posviz.shift_matrix(7, 1)
+    with pytest.raises(ValueError, match="k = 10"):
+        sin.shift_residual(posviz.sinusoidal(10, 4), 10)
+
+
+# ------------------------------------------------------------------------------------------------ frequencies
+
+
+@given(st.integers(1, 4096), st.floats(2.0, 1e7))
+@FAST
+def test_wavelength_formula(d, base):
+    wavelength = sin.sinusoidal_wavelengths(d, base=base)
+    expected = [2 * math.pi * base ** (2 * k / d) for k in range((d + 1) // 2)]
+    np.testing.assert_allclose(wavelength, expected, rtol=1e-12)
+    assert wavelength[0] == pytest.approx(2 * math.pi) and wavelength[-1] < 2 * math.pi * base
+
+
+def test_slow_pairs_do_not_complete_a_turn():
+    d, n = 128, 1000
+    slow = sin.slow_pairs(d, n)
+    k = np.arange(64)
+    np.testing.assert_array_equal(slow, 2 * np.pi * 10000.0 ** (2 * k / d) > n)
+    # a slow pair's angle stays below one turn over the context
+    table = posviz.sinusoidal(n, d)
+    angle_span = (n - 1) * 10000.0 ** (-2 * k / d)
+    assert np.all(angle_span[slow] < 2 * np.pi)
+    assert table.shape == (n, d)
+
+
+def test_origin_similarity_is_cosine_of_rows():
+    n, d = 500, 10
+    bases = (100.0, 10000.0)
+    offsets, similarity = sin.origin_similarity(n, d, bases, max_points=50)
+    assert offsets[0] == 1 and offsets[-1] == n - 1 and np.all(np.diff(offsets) > 0)
+    for row, base in enumerate(bases):
+        table = posviz.sinusoidal(n, d, base=base)
+        expected = table[offsets] @ table[0] / (np.linalg.norm(table[offsets], axis=1) * np.linalg.norm(table[0]))
+        np.testing.assert_allclose(similarity[row], expected, atol=1e-12)
+    odd_offsets, odd = sin.origin_similarity(50, 7, (10000.0,))
+    table = posviz.sinusoidal(50, 7)
+    np.testing.assert_allclose(odd[0], posviz.cosine_similarity_matrix(table)[0, odd_offsets], atol=1e-12)
+
+
+# ------------------------------------------------------------------------------- extrapolation, layouts, norms
+
+
+def test_beyond_training_by_hand():
+    table = np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 3.0], [-2.0, 1.005]])
+    share, excess = sin.beyond_training(table, 2)
+    np.testing.assert_array_equal(share, [0.0, 0.0, 0.5, 0.5])
+    np.testing.assert_allclose(excess, [2.0, 2.0])
+    assert not sin.beyond_training(table, 4)[1].any()
+
+
+def test_beyond_training_fast_pairs_stay_familiar():
+    share, excess = sin.beyond_training(posviz.sinusoidal(2000, 64), 500)
+    assert not share[:500].any() and share[500:].max() > 0
+    assert excess[:4].max() < 0.01  # pairs 0, 1 turn many times within 500 positions
+    assert excess[20:40].max() > 0.5
+
+
+def test_layout_permutation():
+    order = sin.layout_permutation(7)
+    np.testing.assert_array_equal(order, [0, 2, 4, 6, 1, 3, 5])
+    table = posviz.sinusoidal(30, 9)
+    np.testing.assert_array_equal(table[:, sin.layout_permutation(9)], posviz.sinusoidal(30, 9, layout="halves"))
+
+
+@pytest.mark.parametrize("d", [2, 7, 512, 513])
+def test_row_norms_closed_form(d):
+    n = 300
+    measured = posviz.row_norms(posviz.sinusoidal(n, d))
+    closed = sin.sinusoidal_row_norm(n, d)
+    np.testing.assert_allclose(closed, measured, rtol=1e-12)
+    if d % 2 == 0:
+        np.testing.assert_allclose(measured, math.sqrt(d / 2), rtol=1e-12)
+    if d == 512:
+        assert measured[17] == pytest.approx(16.0) and abs(measured[17] - math.sqrt(512)) > 6
+
+
+def test_projection_subsamples_evenly():
+    positions, coords = sin.project_positions(posviz.sinusoidal(5000, 8), "pca", max_positions=100)
+    np.testing.assert_array_equal(positions, posviz.evenly_spaced(5000, 100))
+    np.testing.assert_allclose(coords, posviz.project(posviz.sinusoidal(5000, 8)[positions], "pca"))
