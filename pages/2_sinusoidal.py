@@ -6,10 +6,9 @@ import posviz
 from posviz import figures, precision
 from posviz.encodings import sinusoidal as sin
 from posviz.figures import sinusoidal as sinfig
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
+from posviz.ui import SIMILARITY_POSITIONS, cache, controls, errors_shown, heatmap, intro, show, t, widgets
 
 FAMILY = posviz.family("sinusoidal")
-SIMILARITY_POSITIONS = 1024
 PROJECTION_POSITIONS = {"pca": 2048, "tsne": 1024}  # t-SNE costs seconds per thousand points
 REFERENCE_BASES = (100.0, 10_000.0, 1_000_000.0)
 ARTICLE_POSITION = 20_000
@@ -32,14 +31,12 @@ tabs = st.tabs([t(f"sinusoidal.tab.{name}") for name in TABS])
 with tabs[0], errors_shown():
     table = cache.family_matrix(FAMILY.key, params)
     show(
-        sinfig.stretch(
-            heatmap(
-                table,
-                title=t("sinusoidal.table"),
-                x_title=t("axis.dimension"),
-                y_title=t("axis.position"),
-                colorbar_title="PE",
-            )
+        heatmap(
+            table,
+            title=t("sinusoidal.table"),
+            x_title=t("axis.dimension"),
+            y_title=t("axis.position"),
+            colorbar_title="PE",
         ),
         notice=t("sinusoidal.table.notice"),
         key="table",
@@ -302,19 +299,17 @@ with tabs[7], errors_shown():
     sampled, errors, _ = results[dtype]
     step = (span - 1) / max(len(sampled) - 1, 1) if len(sampled) < span else 1.0
     show(
-        sinfig.stretch(
-            heatmap(
-                errors,
-                title=t("sinusoidal.precision.map", dtype=dtype),
-                x_title=t("axis.pair"),
-                y_title=t("axis.position"),
-                colorscale="Viridis",
-                zmid=None,
-                zmin=0.0,
-                zmax=2.0,
-                dy=step,
-                colorbar_title="|err|",
-            )
+        heatmap(
+            errors,
+            title=t("sinusoidal.precision.map", dtype=dtype),
+            x_title=t("axis.pair"),
+            y_title=t("axis.position"),
+            colorscale="Viridis",
+            zmid=None,
+            zmin=0.0,
+            zmax=2.0,
+            dy=step,
+            colorbar_title="|err|",
         ),
         notice=t("sinusoidal.precision.map.notice"),
         key="precision_map",

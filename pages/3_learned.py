@@ -7,12 +7,22 @@ import posviz
 from posviz import analysis, figures
 from posviz.encodings import learned
 from posviz.figures import learned as learned_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, session_tables, show, t, widgets
+from posviz.ui import (
+    SIMILARITY_POSITIONS,
+    cache,
+    controls,
+    errors_shown,
+    heatmap,
+    intro,
+    session_tables,
+    show,
+    t,
+    widgets,
+)
 
 FAMILY = posviz.family("learned")
 INITS = ("random", "sinusoidal")
 SESSION = "session:"
-SIMILARITY_POSITIONS = 1024
 PROJECTION_POSITIONS = 1024
 PROBE_POSITIONS = 1024
 

@@ -27,15 +27,21 @@ def block_mean(matrix: np.ndarray, max_side: int = MAX_SIDE) -> np.ndarray:
     """
     matrix = np.asarray(matrix, dtype=np.float64)
     valid = np.isfinite(matrix)
-    sums, counts = np.where(valid, matrix, 0.0), valid.astype(np.float64)
+    if max(matrix.shape) <= max_side:
+        return np.where(valid, matrix, np.nan)
+    complete = bool(valid.all())  # the common case: no masked cells, so block sizes are the counts
+    sums = matrix if complete else np.where(valid, matrix, 0.0)
+    counts = None if complete else valid.astype(np.float64)
+    sizes = []
     for axis in (0, 1):
         n = matrix.shape[axis]
-        if n > max_side:
-            edges = np.linspace(0, n, max_side + 1).astype(np.int64)[:-1]
-            sums = np.add.reduceat(sums, edges, axis=axis)
+        edges = np.linspace(0, n, max_side + 1).astype(np.int64)[:-1] if n > max_side else np.arange(n)
+        sums = np.add.reduceat(sums, edges, axis=axis)
+        if counts is not None:
             counts = np.add.reduceat(counts, edges, axis=axis)
-    if sums.shape == matrix.shape:
-        return np.where(valid, matrix, np.nan)
+        sizes.append(np.diff(np.append(edges, n)).astype(np.float64))
+    if counts is None:
+        return sums / np.outer(*sizes)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
 
@@ -88,26 +94,32 @@ def heatmap(
     downsampled_note: str = "block means, {src} -> {dst}",
     colorbar_title: str = "",
     height: int = 460,
+    reduced: np.ndarray | None = None,
 ) -> go.Figure:
     """A matrix as a heatmap, row 0 at the top. Infinite entries (masks) are drawn blank.
 
     Cell (i, j) is placed at x = x0 + j * dx, y = y0 + i * dy, so a matrix over every k-th position keeps
     position units on its axes.
 
-    ``layout.meta`` records ``{"source_shape", "shape", "downsampled"}``; when downsampled the title gets
-    ``downsampled_note`` with ``{src}`` and ``{dst}`` filled in.
+    ``layout.meta`` records ``{"source_shape", "shape", "downsampled"}`` (``downsampled``: drawn as an image);
+    when block means replaced the cells the title gets ``downsampled_note`` with ``{src}`` and ``{dst}`` filled
+    in. ``reduced`` is ``block_mean(matrix)`` when the caller already has it (a cached preview); the image's
+    colour range is that of the block means it shows.
     """
-    source = np.asarray(matrix, dtype=np.float64)
+    source = np.asarray(matrix)
     if source.ndim != 2:
         raise ValueError(f"a heatmap needs a 2-D matrix, got shape {source.shape}")
-    finite = source[np.isfinite(source)]
+    exact = source.size <= EXACT_MAX_CELLS
+    if exact:
+        shown = np.where(np.isfinite(source), source, np.nan).astype(np.float64)
+    else:
+        shown = block_mean(source) if reduced is None else np.asarray(reduced, dtype=np.float64)
+    finite = shown[np.isfinite(shown)]
     lo = float(finite.min()) if zmin is None and finite.size else (zmin if zmin is not None else 0.0)
     hi = float(finite.max()) if zmax is None and finite.size else (zmax if zmax is not None else 1.0)
     if zmid is not None and zmin is None and zmax is None:
         reach = max(abs(lo - zmid), abs(hi - zmid)) or 1.0
         lo, hi = zmid - reach, zmid + reach
-    exact = source.size <= EXACT_MAX_CELLS
-    shown = np.where(np.isfinite(source), source, np.nan)
     meta = {"source_shape": list(source.shape), "downsampled": not exact}
     if exact:
         fig = go.Figure(
@@ -126,7 +138,7 @@ def heatmap(
         )
         meta["shape"] = list(source.shape)
     else:
-        small = block_mean(shown)
+        small = shown
         meta["shape"] = list(small.shape)
         sy, sx = dy * source.shape[0] / small.shape[0], dx * source.shape[1] / small.shape[1]
         fig = go.Figure(go.Image(source=_png_data_uri(small, colorscale, lo, hi), x0=x0, y0=y0, dx=sx, dy=sy))
@@ -146,10 +158,14 @@ def heatmap(
                 },
             )
         )
-        note = downsampled_note.format(
-            src=f"{source.shape[0]}×{source.shape[1]}", dst=f"{small.shape[0]}×{small.shape[1]}"
-        )
-        title = f"{title}<br><sup>{note}</sup>"
+        if small.shape != source.shape:
+            note = downsampled_note.format(
+                src=f"{source.shape[0]}×{source.shape[1]}", dst=f"{small.shape[0]}×{small.shape[1]}"
+            )
+            title = f"{title}<br><sup>{note}</sup>"
+        # fill the plot area rather than keep square pixels, so a tall, narrow matrix is not a thin strip
+        fig.update_yaxes(scaleanchor=False, constrain="range")
+        fig.update_xaxes(constrain="range")
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(meta=meta)
     return style(fig, title, x_title, y_title, height)
@@ -171,8 +187,8 @@ def lines(
     x = np.asarray(x)
     for name, y in series.items():
         fig.add_trace(go.Scatter(x=x, y=np.asarray(y, dtype=np.float64), mode="lines", name=name))
-    fig.update_xaxes(type="log" if log_x else "linear")
-    fig.update_yaxes(type="log", dtick=1) if log_y else fig.update_yaxes(type="linear")
+    fig.update_xaxes(type="log" if log_x else "linear", exponentformat="power")
+    fig.update_yaxes(type="log", dtick=1, exponentformat="power") if log_y else fig.update_yaxes(type="linear")
     return style(fig, title, x_title, y_title, height)
 
 

@@ -31,14 +31,6 @@ def mark(
     return fig
 
 
-def stretch(fig: go.Figure) -> go.Figure:
-    """Let a heatmap drawn as an image fill the plot area instead of keeping square pixels (a tall, narrow
-    matrix such as positions x pairs would otherwise shrink to a strip)."""
-    fig.update_yaxes(scaleanchor=False, constrain="range")
-    fig.update_xaxes(constrain="range")
-    return fig
-
-
 def shade_from(fig: go.Figure, x0: float, x1: float, label: str = "", *, vertical: bool = True) -> go.Figure:
     """Shade the band [x0, x1] (positions past the training length, say), vertically or horizontally."""
     band = {"fillcolor": "rgba(214, 39, 40, 0.08)", "line_width": 0, "annotation_text": label}

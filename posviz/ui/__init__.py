@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import threading
+import weakref
 
+import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -24,7 +27,6 @@ __all__ = [
     "presenting",
     "show",
     "t",
-    "table_and_similarity",
     "widgets",
 ]
 
@@ -82,39 +84,34 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
         )
 
 
-def heatmap(matrix, **kwargs) -> go.Figure:
-    """``figures.heatmap`` with the downsampling note in the current language."""
-    return figures.heatmap(matrix, downsampled_note=t("figure.downsampled"), **kwargs)
+_PREVIEWS: dict[int, tuple[weakref.ref, np.ndarray]] = {}
+_PREVIEWS_LOCK = threading.Lock()
 
 
-def table_and_similarity(key: str, params: tuple, *, title: str, table_notice: str, similarity_notice: str) -> None:
-    """A family's position table as a heatmap, then the cosine similarity between its positions.
+def _preview(matrix) -> np.ndarray | None:
+    """The block means of a large read-only (cached) matrix, computed once per matrix object.
 
-    Similarity is computed on at most ``SIMILARITY_POSITIONS`` evenly spaced positions; the axes stay in position
-    units either way.
+    Cached tables are immutable and live in ``cache.STORE``, so their preview is kept while the table is alive
+    (a weak reference tells when it is gone); a rerun that moves another slider does not average 1 GiB again.
     """
-    table = cache.family_matrix(key, params)
-    show(
-        heatmap(table, title=title, x_title=t("axis.dimension"), y_title=t("axis.position"), colorbar_title="PE"),
-        notice=table_notice,
-    )
-    positions, sim = cache.similarity(key, params, SIMILARITY_POSITIONS)
-    n = table.shape[0]
-    step = (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
-    show(
-        heatmap(
-            sim,
-            title=t("figure.similarity"),
-            x_title=t("axis.position"),
-            y_title=t("axis.position"),
-            zmin=-1.0,
-            zmax=1.0,
-            dx=step,
-            dy=step,
-            colorbar_title="cos",
-        ),
-        notice=similarity_notice,
-    )
+    if not isinstance(matrix, np.ndarray) or matrix.size <= figures.EXACT_MAX_CELLS or matrix.flags.writeable:
+        return None
+    with _PREVIEWS_LOCK:
+        hit = _PREVIEWS.get(id(matrix))
+        if hit is not None and hit[0]() is matrix:
+            return hit[1]
+    reduced = figures.block_mean(matrix)
+    with _PREVIEWS_LOCK:
+        for stale in [k for k, (ref, _) in _PREVIEWS.items() if ref() is None]:
+            del _PREVIEWS[stale]
+        _PREVIEWS[id(matrix)] = (weakref.ref(matrix), reduced)
+    return reduced
+
+
+def heatmap(matrix, **kwargs) -> go.Figure:
+    """``figures.heatmap`` with the downsampling note in the current language and cached previews of large
+    cached matrices."""
+    return figures.heatmap(matrix, downsampled_note=t("figure.downsampled"), reduced=_preview(matrix), **kwargs)
 
 
 @contextlib.contextmanager

@@ -74,8 +74,11 @@ def test_template_keywords_are_what_the_builder_fills():
 
     from posviz import figures
 
+    fig = figures.heatmap(np.zeros((2000, 300)), title="T", x_title="x", y_title="y", downsampled_note="<{src}|{dst}>")
+    assert fig.layout.title.text == "T<br><sup><2000×300|1024×300></sup>"
+    # drawn as an image without reducing anything: no note claims a reduction
     fig = figures.heatmap(np.zeros((300, 300)), title="T", x_title="x", y_title="y", downsampled_note="<{src}|{dst}>")
-    assert fig.layout.title.text == "T<br><sup><300×300|300×300></sup>"
+    assert fig.layout.title.text == "T" and fig.layout.meta["downsampled"] is True
 
 
 def test_the_scan_finds_the_calls():
