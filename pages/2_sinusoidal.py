@@ -6,7 +6,18 @@ import posviz
 from posviz import figures, precision
 from posviz.encodings import sinusoidal as sin
 from posviz.figures import sinusoidal as sinfig
-from posviz.ui import SIMILARITY_POSITIONS, cache, controls, errors_shown, heatmap, intro, show, t, widgets
+from posviz.ui import (
+    SIMILARITY_POSITIONS,
+    cache,
+    controls,
+    errors_shown,
+    heatmap,
+    intro,
+    show,
+    similarity_heatmap,
+    t,
+    widgets,
+)
 
 FAMILY = posviz.family("sinusoidal")
 PROJECTION_POSITIONS = {"pca": 2048, "tsne": 1024}  # t-SNE costs seconds per thousand points
@@ -44,19 +55,8 @@ with tabs[0], errors_shown():
         name="sinusoidal_table",
     )
     positions, similarity = cache.similarity(FAMILY.key, params, SIMILARITY_POSITIONS)
-    step = (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
     show(
-        heatmap(
-            similarity,
-            title=t("figure.similarity"),
-            x_title=t("axis.position"),
-            y_title=t("axis.position"),
-            zmin=-1.0,
-            zmax=1.0,
-            dx=step,
-            dy=step,
-            colorbar_title="cos",
-        ),
+        similarity_heatmap(similarity, positions, n),
         notice=t("sinusoidal.similarity.notice"),
         key="similarity",
         data=similarity,

@@ -16,6 +16,7 @@ from posviz.ui import (
     intro,
     session_tables,
     show,
+    similarity_heatmap,
     t,
     widgets,
 )
@@ -63,10 +64,6 @@ def label(code: str) -> str:
     if code == "example":
         return t("learned.option.example")
     return t("learned.option.session", name=code.removeprefix(SESSION))
-
-
-def step_of(positions, n: int) -> float:
-    return (n - 1) / max(len(positions) - 1, 1) if len(positions) < n else 1.0
 
 
 intro("learned")
@@ -137,19 +134,8 @@ with errors_shown():
         name="learned_table",
     )
     positions, sim = source.similarity()
-    step = step_of(positions, n_rows)
     show(
-        heatmap(
-            sim,
-            title=t("figure.similarity"),
-            x_title=t("axis.position"),
-            y_title=t("axis.position"),
-            zmin=-1.0,
-            zmax=1.0,
-            dx=step,
-            dy=step,
-            colorbar_title="cos",
-        ),
+        similarity_heatmap(sim, positions, n_rows),
         notice=t(f"learned.similarity.notice.{kind}"),
         key="similarity",
         data=sim,
@@ -281,18 +267,9 @@ with errors_shown():
         st.code(cache.call(learned.lookup_error, n_rows, n_rows), language=None, wrap_lines=True)
     for method in learned.EXTENSIONS:
         where, sim = source(learned.extended_similarity, longer, method, SIMILARITY_POSITIONS)
-        step = step_of(where, longer)
         show(
-            heatmap(
-                sim,
-                title=t(f"learned.past.{method}", n=n_rows, longer=longer, last=longer - 1),
-                x_title=t("axis.position"),
-                y_title=t("axis.position"),
-                zmin=-1.0,
-                zmax=1.0,
-                dx=step,
-                dy=step,
-                colorbar_title="cos",
+            similarity_heatmap(
+                sim, where, longer, title=t(f"learned.past.{method}", n=n_rows, longer=longer, last=longer - 1)
             ),
             notice=t(f"learned.past.{method}.notice"),
             key=f"past-{method}",

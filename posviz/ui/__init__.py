@@ -26,6 +26,7 @@ __all__ = [
     "intro",
     "presenting",
     "show",
+    "similarity_heatmap",
     "t",
     "widgets",
 ]
@@ -112,6 +113,23 @@ def heatmap(matrix, **kwargs) -> go.Figure:
     """``figures.heatmap`` with the downsampling note in the current language and cached previews of large
     cached matrices."""
     return figures.heatmap(matrix, downsampled_note=t("figure.downsampled"), reduced=_preview(matrix), **kwargs)
+
+
+def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None = None) -> go.Figure:
+    """A cosine-similarity matrix over ``positions`` (evenly spaced out of ``n_positions``), with its axes in
+    position units and the colour range fixed to [-1, 1]."""
+    step = (n_positions - 1) / max(len(positions) - 1, 1) if len(positions) < n_positions else 1.0
+    return heatmap(
+        matrix,
+        title=title or t("figure.similarity"),
+        x_title=t("axis.position"),
+        y_title=t("axis.position"),
+        zmin=-1.0,
+        zmax=1.0,
+        dx=step,
+        dy=step,
+        colorbar_title="cos",
+    )
 
 
 @contextlib.contextmanager
