@@ -324,3 +324,17 @@ def test_evenly_spaced(n, limit):
     gaps = np.diff(idx)
     step = (n - 1) / (limit - 1)
     assert np.all(gaps >= math.floor(step)) and np.all(gaps <= math.ceil(step))
+
+
+@pytest.mark.parametrize("shape", [(600, 2500), (2500, 600)])
+def test_large_pca_through_the_gram_matrix_equals_the_svd(shape):
+    """Tables past 2^20 entries take the Gram-matrix route; the coordinates equal a full SVD's (up to sign)."""
+    rng = np.random.default_rng(7)
+    table = rng.normal(size=shape) + np.outer(np.linspace(-3, 3, shape[0]), rng.normal(size=shape[1]))
+    got = posviz.project(table, method="pca")
+    centred = table - table.mean(axis=0)
+    u, s, _ = np.linalg.svd(centred, full_matrices=False)
+    want = u[:, :2] * s[:2]
+    for axis in range(2):
+        sign = np.sign(got[:, axis] @ want[:, axis])
+        np.testing.assert_allclose(got[:, axis], sign * want[:, axis], rtol=1e-7, atol=1e-7 * s[0])
