@@ -28,14 +28,6 @@ PROJECTION_POSITIONS = 1024
 PROBE_POSITIONS = 1024
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
-def _on_table(module: str, name: str, digest: str, _table, args: tuple, kwargs: tuple):
-    """A core function applied to a table that has no parameters (trained, loaded), cached by its content hash."""
-    import importlib
-
-    return getattr(importlib.import_module(module), name)(_table, *args, **dict(kwargs))
-
-
 class Source:
     """The chosen table and a cached way to analyse it: by registry parameters, or by content hash."""
 
@@ -46,7 +38,7 @@ class Source:
     def __call__(self, func, *args, **kwargs):
         if self.params is not None:
             return cache.analyse(func, FAMILY.key, self.params, *args, **kwargs)
-        return _on_table(func.__module__, func.__name__, self.digest, self.table, args, tuple(sorted(kwargs.items())))
+        return cache.on_table(func, self.digest, self.table, *args, **kwargs)
 
     def similarity(self):
         if self.params is not None:

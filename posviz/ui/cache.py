@@ -120,6 +120,14 @@ def analyse(func, key: str, params: tuple[tuple[str, object], ...], *args, **kwa
     )
 
 
+def on_table(func, digest: str, table, *args, **kwargs):
+    """``func(table, *args, **kwargs)`` for a table that has no parameters (trained, loaded), cached by its
+    content ``digest`` (``posviz.analysis.table_digest``), so a changed upload never shows a stale result."""
+    kw = tuple(sorted(kwargs.items()))
+    target = (func.__module__, func.__qualname__)
+    return STORE.get(("table", target, digest, args, kw), lambda: _resolve(*target)(table, *args, **dict(kw)))
+
+
 def call(func, *args, **kwargs):
     """A cached call of a core function by name-able arguments (scalars and tuples only)."""
     kw = tuple(sorted(kwargs.items()))

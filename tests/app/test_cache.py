@@ -79,3 +79,17 @@ def test_the_cache_is_bounded_by_bytes_and_forgets_the_least_recently_used():
     huge = store.get("huge", lambda: np.zeros(1000))  # larger than the budget: returned, not kept
     assert huge.shape == (1000,) and not huge.flags.writeable
     assert "huge" not in store._entries
+
+
+def test_tables_without_parameters_are_cached_by_content():
+    """Same bytes hit the cache; a one-element change is a different entry (never a stale result)."""
+    from posviz import analysis
+
+    table = np.random.default_rng(1).normal(size=(40, 6))
+    first = cache.on_table(posviz.row_norms, analysis.table_digest(table), table)
+    assert cache.on_table(posviz.row_norms, analysis.table_digest(table.copy()), table.copy()) is first
+    changed = table.copy()
+    changed[17, 3] += 1.0
+    again = cache.on_table(posviz.row_norms, analysis.table_digest(changed), changed)
+    np.testing.assert_array_equal(again, posviz.row_norms(changed))
+    assert again[17] != first[17]
