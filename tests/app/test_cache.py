@@ -36,7 +36,8 @@ def test_cached_entry_holds_only_the_shown_matrix(key):
     fam = posviz.family(key)
     got = cache.family_matrix(key, tuple(sorted(fam.defaults().items())))
     assert owned_bytes(got) == got.nbytes, (
-        f"the cached {key} matrix ({got.nbytes:,} bytes) keeps a {owned_bytes(got):,}-byte base array alive")
+        f"the cached {key} matrix ({got.nbytes:,} bytes) keeps a {owned_bytes(got):,}-byte base array alive"
+    )
 
 
 def test_cache_is_keyed_by_parameters():

@@ -46,8 +46,9 @@ def test_sinusoidal_size_base_and_layout():
     assert_matrix(z, posviz.sinusoidal(64, 64, base=100.0, layout="halves"), what="vs core")
     assert_matrix(z, sinusoidal_formula(64, 64, base=100.0, layout="halves"), what="vs formula")
     assert not np.allclose(z, posviz.sinusoidal(64, 64, base=100.0)), "layout ignored"
-    assert_matrix(heatmap_z(sim), posviz.cosine_similarity_matrix(posviz.sinusoidal(64, 64, base=100.0,
-                                                                                    layout="halves")))
+    assert_matrix(
+        heatmap_z(sim), posviz.cosine_similarity_matrix(posviz.sinusoidal(64, 64, base=100.0, layout="halves"))
+    )
 
 
 def test_sinusoidal_odd_width():
@@ -128,7 +129,7 @@ def test_alibi_head_slider_shows_that_head():
     assert_matrix(heatmap_z(bias), posviz.alibi_bias(8, 32)[5], what="vs core")
     i, j = np.indices((32, 32))
     assert_matrix(heatmap_z(bias), np.where(j <= i, -(2.0**-6) * (i - j), np.nan), what="vs formula")
-    assert title(bias) == tr("en", "alibi.bias", head=5, slope=f"{2.0 ** -6:.4g}")
+    assert title(bias) == tr("en", "alibi.bias", head=5, slope=f"{2.0**-6:.4g}")
 
 
 def test_alibi_symmetric_bias_without_causal_mask():

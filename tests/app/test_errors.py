@@ -16,11 +16,15 @@ def core_message(func, *args, **kwargs) -> str:
     return str(info.value)
 
 
-@pytest.mark.parametrize(("controls", "kwargs"), [
-    # 128 buckets leave an exact region of 32 positions per side, which a max distance of 16 cannot exceed
-    ({"t5_buckets": 128, "t5_max_distance": 16}, dict(num_buckets=128, max_distance=16, bidirectional=True)),
-    ({"t5_buckets": 64, "t5_max_distance": 16}, dict(num_buckets=64, max_distance=16, bidirectional=True)),
-], ids=["exact-region-32", "exact-region-16"])
+@pytest.mark.parametrize(
+    ("controls", "kwargs"),
+    [
+        # 128 buckets leave an exact region of 32 positions per side, which a max distance of 16 cannot exceed
+        ({"t5_buckets": 128, "t5_max_distance": 16}, dict(num_buckets=128, max_distance=16, bidirectional=True)),
+        ({"t5_buckets": 64, "t5_max_distance": 16}, dict(num_buckets=64, max_distance=16, bidirectional=True)),
+    ],
+    ids=["exact-region-32", "exact-region-16"],
+)
 def test_t5_settings_that_cannot_work_show_an_error(controls, kwargs):
     """Reachable with the sliders: the T5 tab shows the core's reason; the Shaw tab is still drawn."""
     at = open_page("relative")
@@ -70,10 +74,13 @@ def _errors_shown_script(kind: str) -> None:
     st.write("after")
 
 
-@pytest.mark.parametrize(("kind", "message"), [
-    ("value", "head_dim must be even; got 7"),
-    ("index", "position 9 is outside the learned table"),
-])
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("value", "head_dim must be even; got 7"),
+        ("index", "position 9 is outside the learned table"),
+    ],
+)
 def test_errors_shown_turns_core_errors_into_a_message(kind, message):
     at = AppTest.from_function(_errors_shown_script, args=(kind,), default_timeout=TIMEOUT)
     at.run()

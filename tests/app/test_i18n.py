@@ -48,8 +48,11 @@ def t_calls():
     calls = []
     for path in SOURCES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        filled_later = {id(kw.value): TEMPLATE_KEYWORDS[kw.arg] for kw in ast.walk(tree)
-                        if isinstance(kw, ast.keyword) and kw.arg in TEMPLATE_KEYWORDS}
+        filled_later = {
+            id(kw.value): TEMPLATE_KEYWORDS[kw.arg]
+            for kw in ast.walk(tree)
+            if isinstance(kw, ast.keyword) and kw.arg in TEMPLATE_KEYWORDS
+        }
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "t"):
                 continue
@@ -59,8 +62,9 @@ def t_calls():
             key = node.args[0]
             pattern = None
             if isinstance(key, ast.JoinedStr):
-                pattern = "".join(re.escape(part.value) if isinstance(part, ast.Constant) else r"[^{}]+"
-                                  for part in key.values)
+                pattern = "".join(
+                    re.escape(part.value) if isinstance(part, ast.Constant) else r"[^{}]+" for part in key.values
+                )
             given = {k.arg for k in node.keywords} | filled_later.get(id(node), set())
             calls.append((where, _strings(key), pattern, given))
     return calls
@@ -84,8 +88,13 @@ def test_template_keywords_are_what_the_builder_fills():
 def test_the_scan_finds_the_calls():
     """Guard against a scanner that silently finds nothing."""
     literal = {k for _, keys, _, _ in CALLS for k in keys}
-    assert {"xlnet.shuffle", "alibi.bias", "error.bad_input", "alibi.bias.notice.causal",
-            "alibi.bias.notice.symmetric"} <= literal
+    assert {
+        "xlnet.shuffle",
+        "alibi.bias",
+        "error.bad_input",
+        "alibi.bias.notice.causal",
+        "alibi.bias.notice.symmetric",
+    } <= literal
     assert any(p for _, _, p, _ in CALLS)
 
 
@@ -95,8 +104,13 @@ def test_languages_are_the_catalogs():
 
 def test_catalogs_have_the_same_keys():
     keys = {lang: set(catalog(lang)) for lang in CATALOG_LANGS}
-    problems = [f"{key!r} is in {a} catalog but missing from the {b} catalog"
-                for a in CATALOG_LANGS for b in CATALOG_LANGS if a != b for key in sorted(keys[a] - keys[b])]
+    problems = [
+        f"{key!r} is in {a} catalog but missing from the {b} catalog"
+        for a in CATALOG_LANGS
+        for b in CATALOG_LANGS
+        if a != b
+        for key in sorted(keys[a] - keys[b])
+    ]
     assert not problems, "\n".join(problems)
 
 
@@ -116,16 +130,23 @@ def test_no_empty_or_malformed_value(lang):
 
 def test_both_languages_have_the_same_fields():
     en = catalog("en")
-    problems = [f"{key!r}: en has {sorted(fields(en[key]))}, {lang} has {sorted(fields(text))}"
-                for lang in CATALOG_LANGS for key, text in catalog(lang).items()
-                if key in en and fields(text) != fields(en[key])]
+    problems = [
+        f"{key!r}: en has {sorted(fields(en[key]))}, {lang} has {sorted(fields(text))}"
+        for lang in CATALOG_LANGS
+        for key, text in catalog(lang).items()
+        if key in en and fields(text) != fields(en[key])
+    ]
     assert not problems, "\n".join(problems)
 
 
 @pytest.mark.parametrize("lang", CATALOG_LANGS)
 def test_every_literal_key_exists(lang):
-    missing = [f"{key!r} (used in {where}) is missing from the {lang} catalog"
-               for where, keys, _, _ in CALLS for key in keys if key not in catalog(lang)]
+    missing = [
+        f"{key!r} (used in {where}) is missing from the {lang} catalog"
+        for where, keys, _, _ in CALLS
+        for key in keys
+        if key not in catalog(lang)
+    ]
     assert not missing, "\n".join(missing)
 
 
@@ -149,8 +170,11 @@ def test_every_call_fills_the_fields_its_text_needs(lang):
 @pytest.mark.parametrize("lang", CATALOG_LANGS)
 def test_every_f_string_key_has_entries(lang):
     keys = catalog(lang)
-    missing = [f"no key of the {lang} catalog matches {pattern!r} (t(f\"...\") in {where})"
-               for where, _, pattern, _ in CALLS if pattern and not any(re.fullmatch(pattern, k) for k in keys)]
+    missing = [
+        f'no key of the {lang} catalog matches {pattern!r} (t(f"...") in {where})'
+        for where, _, pattern, _ in CALLS
+        if pattern and not any(re.fullmatch(pattern, k) for k in keys)
+    ]
     assert not missing, "\n".join(missing)
 
 
@@ -194,8 +218,9 @@ def test_teaching_text_exists(page, lang):
 def test_chinese_catalog_is_chinese():
     """Every page title and every family name's or summary's text in the zh catalog is written in Chinese."""
     zh = catalog("zh")
-    not_chinese = [k for k, v in zh.items()
-                   if k.startswith(("page.", "family.", "help.", "enters.")) and not CJK.search(v)]
+    not_chinese = [
+        k for k, v in zh.items() if k.startswith(("page.", "family.", "help.", "enters.")) and not CJK.search(v)
+    ]
     assert not not_chinese, f"zh catalog entries without Chinese characters: {not_chinese}"
 
 

@@ -177,8 +177,9 @@ def test_t5_curve_and_matrix_agree(default_view):
     assert trace["type"] == "scatter"
     x, y = as_array(trace["x"]), as_array(trace["y"])
     np.testing.assert_array_equal(x, np.arange(-256, 257))  # +-2 max_distance
-    np.testing.assert_array_equal(y, posviz.t5_relative_bucket(np.arange(-256, 257), bidirectional=True,
-                                                                num_buckets=32, max_distance=128))
+    np.testing.assert_array_equal(
+        y, posviz.t5_relative_bucket(np.arange(-256, 257), bidirectional=True, num_buckets=32, max_distance=128)
+    )
     z = heatmap_z(figs[2])
     i, j = np.indices(z.shape)
     np.testing.assert_array_equal(z, y[(j - i) + 256])  # the matrix is the curve read at j - i

@@ -66,8 +66,9 @@ def check_relative(at):
     assert_matrix(heatmap_z(shaw), np.clip(j - i, -3, 3) + 3, what="shaw")
     kwargs = dict(bidirectional=False, num_buckets=16, max_distance=64)
     assert_matrix(heatmap_z(t5), posviz.t5_bucket_matrix(40, 40, **kwargs), what="t5")
-    np.testing.assert_array_equal(as_array(curve["data"][0]["y"]),
-                                  posviz.t5_relative_bucket(np.arange(-128, 129), **kwargs))
+    np.testing.assert_array_equal(
+        as_array(curve["data"][0]["y"]), posviz.t5_relative_bucket(np.arange(-128, 129), **kwargs)
+    )
 
 
 def check_xlnet(at):
@@ -85,25 +86,51 @@ def check_home(at):
 # page, query string, widget values the controls must show, chart check
 ROUND_TRIPS = [
     ("home", {"lang": "zh"}, {"lang": "zh"}, check_home),
-    ("sinusoidal", {"n": "64", "d": "32", "base": "100", "layout": "halves"},
-     {"n": 64, "d": 32, "base": 100.0, "layout": "halves"}, check_sinusoidal),
-    ("learned", {"n": "50", "d": "20", "std": "0.5", "seed": "3"},
-     {"n": 50, "d": 20, "seed": 3, "init": "random"}, check_learned),
-    ("learned", {"n": "40", "d": "16", "init": "sinusoidal"}, {"n": 40, "d": 16, "init": "sinusoidal"},
-     check_learned_sin),
+    (
+        "sinusoidal",
+        {"n": "64", "d": "32", "base": "100", "layout": "halves"},
+        {"n": 64, "d": 32, "base": 100.0, "layout": "halves"},
+        check_sinusoidal,
+    ),
+    (
+        "learned",
+        {"n": "50", "d": "20", "std": "0.5", "seed": "3"},
+        {"n": 50, "d": 20, "seed": 3, "init": "random"},
+        check_learned,
+    ),
+    (
+        "learned",
+        {"n": "40", "d": "16", "init": "sinusoidal"},
+        {"n": 40, "d": 16, "init": "sinusoidal"},
+        check_learned_sin,
+    ),
     ("rope", {"n": "40", "head_dim": "16", "base": "1000"}, {"n": 40, "head_dim": 16, "base": 1000.0}, check_rope),
-    ("alibi", {"heads": "12", "len": "20", "head": "9", "causal": "false"},
-     {"heads": 12, "len": 20, "head": 9, "causal": False}, check_alibi),
-    ("relative", {"shaw_len": "10", "shaw_k": "3", "t5_len": "40", "t5_buckets": "16", "t5_max_distance": "64",
-                  "t5_bidirectional": "false"},
-     {"shaw_len": 10, "shaw_k": 3, "t5_len": 40, "t5_buckets": 16, "t5_max_distance": 64,
-      "t5_bidirectional": False}, check_relative),
+    (
+        "alibi",
+        {"heads": "12", "len": "20", "head": "9", "causal": "false"},
+        {"heads": 12, "len": 20, "head": 9, "causal": False},
+        check_alibi,
+    ),
+    (
+        "relative",
+        {
+            "shaw_len": "10",
+            "shaw_k": "3",
+            "t5_len": "40",
+            "t5_buckets": "16",
+            "t5_max_distance": "64",
+            "t5_bidirectional": "false",
+        },
+        {"shaw_len": 10, "shaw_k": 3, "t5_len": 40, "t5_buckets": 16, "t5_max_distance": 64, "t5_bidirectional": False},
+        check_relative,
+    ),
     ("xlnet", {"len": "12", "seed": "5"}, {"len": 12, "seed": 5}, check_xlnet),
 ]
 
 
-@pytest.mark.parametrize(("page", "query", "controls", "check"), ROUND_TRIPS,
-                         ids=[f"{p}-{'-'.join(q)}" for p, q, _, _ in ROUND_TRIPS])
+@pytest.mark.parametrize(
+    ("page", "query", "controls", "check"), ROUND_TRIPS, ids=[f"{p}-{'-'.join(q)}" for p, q, _, _ in ROUND_TRIPS]
+)
 def test_url_sets_the_view(page, query, controls, check):
     at = open_page(page, query=query)
     assert_clean(at)
@@ -182,8 +209,11 @@ NONSENSE = [
     ("rope", {"n": "0", "base": "-1"}, {"n": 128, "base": 10000.0}),
     ("alibi", {"heads": "0", "head": "-1", "causal": "maybe"}, {"heads": 8, "head": 0, "causal": True}),
     ("alibi", {"heads": "4", "head": "7"}, {"heads": 4, "head": 0}),
-    ("relative", {"t5_bidirectional": "yes", "shaw_k": "abc", "t5_len": "99999"},
-     {"t5_bidirectional": True, "shaw_k": 8, "t5_len": 64}),
+    (
+        "relative",
+        {"t5_bidirectional": "yes", "shaw_k": "abc", "t5_len": "99999"},
+        {"t5_bidirectional": True, "shaw_k": 8, "t5_len": 64},
+    ),
     ("xlnet", {"len": "1", "seed": "-3"}, {"len": 8, "seed": 0}),
     ("home", {"lang": "fr"}, {"lang": "en"}),
 ]
@@ -214,4 +244,3 @@ def test_nonsense_in_the_url_falls_back_to_a_valid_view(page, query, fallback):
     else:
         index = 1 if page == "alibi" else 0
         assert_matrix(heatmap_z(figures(at)[index]), default())
-
