@@ -81,8 +81,42 @@ def test_large_matrix_becomes_a_labelled_image_of_block_means():
     assert image.dy == pytest.approx(3000 / 1024) and image.dx == pytest.approx(1.0)
     # colour index grows with the block mean: brighter bottom-right than top-left in a monotone colour scale
     fig = figures.heatmap(m, title="big", x_title="x", y_title="y", colorscale="Greys", zmid=None)
-    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(fig.data[0].source.split(",", 1)[1]))))
+    pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(fig.data[0].source.split(",", 1)[1]))).convert("RGBA"))
     assert pixels[0, 0, 0] != pixels[-1, -1, 0]
+
+
+def _png(fig):
+    from PIL import Image
+
+    return Image.open(io.BytesIO(base64.b64decode(fig.data[0].source.split(",", 1)[1])))
+
+
+def test_image_cells_index_the_colour_scale_and_blank_cells_are_transparent():
+    """Each pixel is the colour of its block mean's level out of figures.base.LEVELS on [zmin, zmax]."""
+    from plotly.colors import get_colorscale, sample_colorscale
+
+    m = np.add.outer(np.linspace(-1, 1, 600), np.zeros(400))
+    m[:, :2] = np.nan  # a masked strip
+    fig = figures.heatmap(m, title="t", x_title="x", y_title="y", zmin=-1.0, zmax=1.0, colorscale="Viridis")
+    image = _png(fig)
+    assert image.mode == "P"
+    levels = figures.base.LEVELS
+    expected = np.clip(np.rint((m + 1.0) / 2.0 * (levels - 1)), 0, levels - 1)
+    index = np.asarray(image)
+    np.testing.assert_array_equal(index[:, 2:], expected[:, 2:])
+    rgba = np.asarray(image.convert("RGBA"))
+    assert (rgba[:, :2, 3] == 0).all() and (rgba[:, 2:, 3] == 255).all()
+    colours = sample_colorscale(get_colorscale("Viridis"), np.linspace(0, 1, levels), colortype="rgb")
+    last = [int(c) for c in colours[-1][colours[-1].index("(") + 1 : -1].split(",")]
+    assert list(rgba[-1, -1, :3]) == last  # the largest value takes the scale's last colour
+
+
+def test_noise_image_stays_small():
+    """One byte per cell: even white noise at the largest preview is about a megabyte of PNG, not four."""
+    noise = np.random.default_rng(0).normal(size=(2048, 2048))
+    fig = figures.heatmap(noise, title="t", x_title="x", y_title="y")
+    assert fig.layout.meta["shape"] == [1024, 1024]
+    assert len(fig.data[0].source) < 1.6 * 1024 * 1024  # base64 of the PNG
 
 
 def test_heatmap_rejects_non_matrices():
