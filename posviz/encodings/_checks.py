@@ -67,7 +67,11 @@ def finite_table(table, *, name: str = "table", min_rows: int = 1) -> np.ndarray
         )
     if arr.shape[0] < min_rows or arr.shape[1] < 1:
         raise ValueError(f"{name} needs at least {min_rows} position(s) and 1 dimension; got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    # one streaming sum instead of a boolean copy: a NaN or an infinity makes it non-finite, and only then (or
+    # when finite values overflow the sum) is the table scanned cell by cell
+    with np.errstate(over="ignore", invalid="ignore"):
+        suspect = not np.isfinite(arr.sum())
+    if suspect and not np.all(np.isfinite(arr)):
         bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
         raise ValueError(f"{name} contains {bad} NaN or infinite value(s); a position table must be finite")
     return arr

@@ -27,6 +27,10 @@ def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray
     return base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
 
 
+#: Cells per block of rows when a table is built or scanned in pieces (4 MiB of float64).
+_CHUNK_CELLS = 1 << 19
+
+
 def sinusoidal(
     n_positions: int,
     d_model: int,
@@ -54,15 +58,17 @@ def sinusoidal(
     if dtype.kind != "f":
         raise ValueError(f"dtype must be a floating-point type such as float32; got {dtype}")
     omega = sinusoidal_frequencies(d, base=base).astype(dtype)
-    angles = np.arange(n, dtype=dtype)[:, None] * omega[None, :]
     n_sin, n_cos = (d + 1) // 2, d // 2
+    sin_cols, cos_cols = (
+        (slice(0, None, 2), slice(1, None, 2)) if layout == "interleaved" else (slice(0, n_sin), slice(n_sin, d))
+    )
     table = np.empty((n, d), dtype=dtype)
-    if layout == "interleaved":
-        np.sin(angles, out=table[:, 0::2])
-        np.cos(angles[:, :n_cos], out=table[:, 1::2])
-    else:
-        np.sin(angles, out=table[:, :n_sin])
-        np.cos(angles[:, :n_cos], out=table[:, n_sin:])
+    rows = max(1, _CHUNK_CELLS // d)
+    for start in range(0, n, rows):  # blocks of rows keep the angles' temporary small, not a per-position loop
+        block = table[start : start + rows]
+        angles = np.arange(start, start + len(block), dtype=dtype)[:, None] * omega[None, :]
+        np.sin(angles, out=block[:, sin_cols])
+        np.cos(angles[:, :n_cos], out=block[:, cos_cols])
     return table
 
 
@@ -127,31 +133,38 @@ def _rows(positions: np.ndarray, d_model: int, base: float) -> np.ndarray:
     return rows
 
 
-def shift_residual(table, k: int, *, base: float = 10000.0, layout: str = "interleaved", chunk: int = 4096) -> float:
+def _pair_columns(layout: str, d: int) -> tuple[slice, slice]:
+    """The sin columns and the cos columns of a table with an even d, pair i being (sin[i], cos[i])."""
+    return (slice(0, None, 2), slice(1, None, 2)) if layout == "interleaved" else (slice(0, d // 2), slice(d // 2, d))
+
+
+def shift_residual(table, k: int, *, base: float = 10000.0, layout: str = "interleaved", chunk: int = 1024) -> float:
     """How far the shift matrix misses: max over p of ||PE(p + k) - M_k PE(p)||_2, for p = 0 .. n - k - 1.
 
-    M_k is ``shift_matrix(d, k, base=base, layout=layout)``; it is block diagonal (one 2 x 2 rotation per pair),
-    so M_k PE(p) is applied block by block with the matrix's own entries, in chunks of rows that bound the
-    memory. For a float64 sinusoidal table the residual is rounding noise, ~1e-12 (the angle-addition identity
-    is exact); for any other table it is large.
+    M_k is ``shift_matrix(d, k, base=base, layout=layout)``. It is block diagonal, one 2 x 2 rotation per pair,
+    so M_k PE(p) is applied pair by pair with the same entries (sin' = cos(k w) sin + sin(k w) cos,
+    cos' = -sin(k w) sin + cos(k w) cos) rather than as a d x d product, in chunks of rows that bound the memory.
+    For a float64 sinusoidal table the residual is rounding noise, ~1e-12 (the angle-addition identity is
+    exact); for any other table it is large.
     """
     table = _checks.finite_table(table)
     n, d = table.shape
     k = _checks.positive_int("k", k)
+    _checks.choice("layout", layout, LAYOUTS)
+    if d % 2:
+        raise ValueError(f"the shift matrix needs sin/cos pairs, so d_model must be even; got {d}")
     if k >= n:
         raise ValueError(f"a shift by k = {k:,} needs more than {k:,} positions; the table has {n:,}")
-    back = np.argsort(layout_permutation(d)) if layout == "halves" else np.arange(d)  # columns in paper order
-    m = shift_matrix(d, k, base=base, layout=layout)[np.ix_(back, back)]
-    i = np.arange(0, d, 2)
-    a, b, c, e = m[i, i], m[i, i + 1], m[i + 1, i], m[i + 1, i + 1]  # M_k's 2 x 2 block of each pair
+    theta = k * sinusoidal_frequencies(d, base=base)
+    cos_k, sin_k = np.cos(theta), np.sin(theta)
+    sin_cols, cos_cols = _pair_columns(layout, d)
     worst = 0.0
     for start in range(0, n - k, chunk):  # chunks of rows bound the memory, not a per-position loop
         stop = min(start + chunk, n - k)
-        rows, after = table[start:stop, back], table[start + k : stop + k, back]
-        predicted = np.empty_like(rows)
-        predicted[:, 0::2] = a * rows[:, 0::2] + b * rows[:, 1::2]
-        predicted[:, 1::2] = c * rows[:, 0::2] + e * rows[:, 1::2]
-        worst = max(worst, float(np.linalg.norm(after - predicted, axis=1).max()))
+        now, later = table[start:stop], table[start + k : stop + k]
+        miss_sin = later[:, sin_cols] - (cos_k * now[:, sin_cols] + sin_k * now[:, cos_cols])
+        miss_cos = later[:, cos_cols] - (cos_k * now[:, cos_cols] - sin_k * now[:, sin_cols])
+        worst = max(worst, float(np.sqrt((miss_sin**2 + miss_cos**2).sum(axis=1).max())))
     return worst
 
 
@@ -231,7 +244,7 @@ def origin_similarity(
     return offsets, similarity
 
 
-def beyond_training(table, train_len: int, *, margin: float = 0.01) -> tuple[np.ndarray, np.ndarray]:
+def beyond_training(table, train_len: int, *, margin: float = 0.01, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
     """What is new past the training length: ``(share_by_position, excess_by_dimension)``.
 
     The training range of column j is [min, max] of PE[p, j] over p < train_len. share[p] is the fraction of
@@ -243,9 +256,14 @@ def beyond_training(table, train_len: int, *, margin: float = 0.01) -> tuple[np.
     train_len = _checks.positive_int("train_len", train_len)
     seen = table[:train_len]
     low, high = seen.min(axis=0), seen.max(axis=0)
-    outside = np.maximum(low - table, table - high).clip(min=0.0)
-    share = (outside > margin).mean(axis=1)
-    excess = outside[train_len:].max(axis=0) if train_len < table.shape[0] else np.zeros(table.shape[1])
+    share = np.empty(table.shape[0])
+    excess = np.zeros(table.shape[1])
+    for start in range(0, table.shape[0], chunk):  # chunks of rows bound the memory, not a per-position loop
+        rows = table[start : start + chunk]
+        outside = np.maximum(low - rows, rows - high).clip(min=0.0)
+        share[start : start + len(rows)] = (outside > margin).mean(axis=1)
+        if start + len(rows) > train_len:
+            np.maximum(excess, outside[max(train_len - start, 0) :].max(axis=0), out=excess)
     return share, excess
 
 

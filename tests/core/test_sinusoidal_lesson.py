@@ -175,11 +175,13 @@ def test_shift_residual_is_tiny_and_equals_the_matrix_product(layout, k):
     assert residual == pytest.approx(direct, abs=1e-13)
 
 
-def test_shift_residual_of_another_table_is_large():
+@pytest.mark.parametrize("layout", ["interleaved", "halves"])
+def test_shift_residual_of_another_table_is_large(layout):
     table = posviz.learned_init(100, 16, std=1.0)
-    m = posviz.shift_matrix(16, 3)
-    assert sin.shift_residual(table, 3) == pytest.approx(np.linalg.norm(table[3:] - table[:-3] @ m.T, axis=1).max())
-    assert sin.shift_residual(table, 3) > 1.0
+    m = posviz.shift_matrix(16, 3, layout=layout)
+    residual = sin.shift_residual(table, 3, layout=layout, chunk=9)
+    assert residual == pytest.approx(np.linalg.norm(table[3:] - table[:-3] @ m.T, axis=1).max(), rel=1e-12)
+    assert residual > 1.0
 
 
 def test_shift_matrix_is_block_diagonal_and_independent_of_position():
@@ -246,6 +248,16 @@ def test_beyond_training_by_hand():
     np.testing.assert_array_equal(share, [0.0, 0.0, 0.5, 0.5])
     np.testing.assert_allclose(excess, [2.0, 2.0])
     assert not sin.beyond_training(table, 4)[1].any()
+
+
+@pytest.mark.parametrize(("train", "chunk"), [(1, 4), (5, 3), (6, 3), (29, 7), (30, 64)])
+def test_beyond_training_in_chunks_equals_one_pass(train, chunk):
+    table = np.random.default_rng(2).normal(size=(30, 5))
+    low, high = table[:train].min(axis=0), table[:train].max(axis=0)
+    outside = np.maximum(low - table, table - high).clip(min=0.0)  # the whole table at once
+    share, excess = sin.beyond_training(table, train, chunk=chunk)
+    np.testing.assert_array_equal(share, (outside > 0.01).mean(axis=1))
+    np.testing.assert_array_equal(excess, outside[train:].max(axis=0) if train < 30 else np.zeros(5))
 
 
 def test_beyond_training_fast_pairs_stay_familiar():
