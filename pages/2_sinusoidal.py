@@ -23,7 +23,6 @@ FAMILY = posviz.family("sinusoidal")
 PROJECTION_POSITIONS = {"pca": 2048, "tsne": 1024}  # t-SNE costs seconds per thousand points
 REFERENCE_BASES = (100.0, 10_000.0, 1_000_000.0)
 ARTICLE_POSITION = 20_000
-TABS = ("table", "distance", "shift", "frequencies", "projection", "extrapolation", "layout", "precision", "norms")
 
 intro("sinusoidal")
 with controls():
@@ -37,9 +36,9 @@ with controls():
     with c4:
         layout = widgets.choice(FAMILY.param("layout"), key="layout")
 params = (("base", base), ("d_model", d), ("layout", layout), ("n_positions", n))
-tabs = st.tabs([t(f"sinusoidal.tab.{name}") for name in TABS])
 
-with tabs[0], errors_shown():
+
+def table_tab() -> None:
     table = cache.family_matrix(FAMILY.key, params)
     show(
         heatmap(
@@ -65,7 +64,8 @@ with tabs[0], errors_shown():
     if len(positions) < n:
         st.markdown(t("sinusoidal.subsampled", shown=len(positions), n=n))
 
-with tabs[1], errors_shown():
+
+def distance_tab() -> None:
     st.latex(r"PE(i)\cdot PE(j) = \sum_{k} \cos\big((i-j)\,\omega_k\big)")
     offsets, dot, cosine = cache.analyse(sin.strided_offset_profile, FAMILY.key, params)
     show(
@@ -103,7 +103,8 @@ with tabs[1], errors_shown():
         name="sinusoidal_diagonal_spread",
     )
 
-with tabs[2], errors_shown():
+
+def shift_tab() -> None:
     st.latex(
         r"\begin{pmatrix}\sin((p+k)\omega)\\ \cos((p+k)\omega)\end{pmatrix} = "
         r"\begin{pmatrix}\cos k\omega & \sin k\omega\\ -\sin k\omega & \cos k\omega\end{pmatrix}"
@@ -142,7 +143,8 @@ with tabs[2], errors_shown():
         residual = cache.analyse(sin.shift_residual, FAMILY.key, params, k, base=base, layout=layout)
         st.markdown(t("sinusoidal.shift.residual", k=k, n=n, residual=f"{residual:.1e}"))
 
-with tabs[3], errors_shown():
+
+def frequencies_tab() -> None:
     st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\cdot\text{base}^{2i/d} \in [2\pi,\ 2\pi\cdot\text{base})")
     wavelength = cache.call(sin.sinusoidal_wavelengths, d, base=base)
     slow = cache.call(sin.slow_pairs, d, n, base=base)
@@ -184,7 +186,8 @@ with tabs[3], errors_shown():
         name="sinusoidal_bases",
     )
 
-with tabs[4], errors_shown():
+
+def projection_tab() -> None:
     method = widgets.url_radio(
         t("sinusoidal.ctl.proj"),
         ["pca", "tsne"],
@@ -212,7 +215,8 @@ with tabs[4], errors_shown():
     if len(shown) < n:
         st.markdown(t("sinusoidal.subsampled", shown=len(shown), n=n))
 
-with tabs[5], errors_shown():
+
+def extrapolation_tab() -> None:
     train_column, _ = st.columns([1, 2])
     with train_column:
         train = st.number_input(
@@ -257,7 +261,8 @@ with tabs[5], errors_shown():
     if train >= n:
         st.info(t("sinusoidal.extra.none", train=train, n=n))
 
-with tabs[6], errors_shown():
+
+def layout_tab() -> None:
     order = cache.call(sin.layout_permutation, d)
     show(
         sinfig.permutation(
@@ -274,7 +279,8 @@ with tabs[6], errors_shown():
     head = ", ".join(str(i) for i in order[:8]) + (", …" if d > 8 else "")
     st.markdown(t("sinusoidal.layout.text", order=head, n_sin=(d + 1) // 2))
 
-with tabs[7], errors_shown():
+
+def precision_tab() -> None:
     c1, c2 = st.columns(2)
     with c1:
         span = st.number_input(
@@ -365,7 +371,8 @@ with tabs[7], errors_shown():
     if len(sampled) < span:
         st.markdown(t("sinusoidal.subsampled", shown=len(sampled), n=span))
 
-with tabs[8], errors_shown():
+
+def norms_tab() -> None:
     st.latex(r"\|PE(p)\|^2 = \sum_{i} \big(\sin^2 p\,\omega_i + \cos^2 p\,\omega_i\big) = \frac{d}{2}")
     measured = cache.analyse(posviz.row_norms, FAMILY.key, params)
     closed = cache.call(sin.sinusoidal_row_norm, n, d, base=base)
@@ -385,3 +392,21 @@ with tabs[8], errors_shown():
         name="sinusoidal_row_norms",
     )
     st.markdown(t("sinusoidal.norms.check", d=d, measured=f"{measured[0]:.4g}", claim=f"{d**0.5:.4g}"))
+
+
+DRAW = {
+    "table": table_tab,
+    "distance": distance_tab,
+    "shift": shift_tab,
+    "frequencies": frequencies_tab,
+    "projection": projection_tab,
+    "extrapolation": extrapolation_tab,
+    "layout": layout_tab,
+    "precision": precision_tab,
+    "norms": norms_tab,
+}
+tabs = widgets.url_tabs({name: t(f"sinusoidal.tab.{name}") for name in DRAW})
+for name, draw in DRAW.items():  # only the open tab computes
+    with tabs[name], errors_shown():
+        if tabs[name].open:
+            draw()

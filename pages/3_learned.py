@@ -60,6 +60,7 @@ def label(code: str) -> str:
 
 intro("learned")
 sessions = session_tables()
+source = None  # stays None when the chosen table cannot be built; the error is shown instead of the tabs
 with errors_shown():
     with controls():
         options = [*INITS, "example", *(SESSION + name for name in sessions)]
@@ -110,8 +111,10 @@ with errors_shown():
             )
         )
 
-st.subheader(t("learned.section.table"))
-with errors_shown():
+
+def table_tab() -> None:
+    """The table and the cosine similarity of its positions."""
+    st.subheader(t("learned.section.table"))
     show(
         heatmap(
             table,
@@ -134,7 +137,10 @@ with errors_shown():
         name="learned_similarity",
     )
 
-with errors_shown():
+
+def projection_tab() -> None:
+    """A 2-D projection of the positions, coloured by index."""
+    st.subheader(t("learned.section.table"))
     method = widgets.url_radio(
         t("learned.ctl.projection"),
         list(analysis.PROJECTIONS),
@@ -160,12 +166,14 @@ with errors_shown():
         name="learned_projection",
     )
 
-st.subheader(t("learned.section.spectrum"))
-st.latex(
-    r"\omega_k = \mathrm{base}^{-2k/d},\qquad P_i(\omega) = \Big|\sum_p \big(PE_{p,i} - \overline{PE_i}\big)"
-    r"\, e^{-\mathrm{i}\omega p}\Big|^2,\qquad \omega_{\min} = 2\pi / n"
-)
-with errors_shown():
+
+def spectrum_tab() -> None:
+    """Which frequencies each dimension carries, against the sinusoidal ladder."""
+    st.subheader(t("learned.section.spectrum"))
+    st.latex(
+        r"\omega_k = \mathrm{base}^{-2k/d},\qquad P_i(\omega) = \Big|\sum_p \big(PE_{p,i} - \overline{PE_i}\big)"
+        r"\, e^{-\mathrm{i}\omega p}\Big|^2,\qquad \omega_{\min} = 2\pi / n"
+    )
     spectrum = source(analysis.position_spectrum)
     reference = cache.call(learned.sinusoidal_column_frequencies, width)
     show(
@@ -209,8 +217,10 @@ with errors_shown():
         name="learned_power_spectrum",
     )
 
-st.subheader(t("learned.section.probe"))
-with errors_shown():
+
+def probe_tab() -> None:
+    """How well a linear probe reads the position back, before and after training."""
+    st.subheader(t("learned.section.probe"))
     trained = source if kind == "trained" else Source("example", None, cache.call(learned.example_table))
     tn, td = trained.table.shape
     probes = {
@@ -239,8 +249,10 @@ with errors_shown():
         name="learned_probe",
     )
 
-st.subheader(t("learned.section.past"))
-with errors_shown():
+
+def past_tab() -> None:
+    """What happens past the last row: the real error and the usual workarounds."""
+    st.subheader(t("learned.section.past"))
     stretch = st.select_slider(
         t("learned.ctl.stretch"),
         options=[2, 3, 4, 8],
@@ -268,3 +280,18 @@ with errors_shown():
             data=sim,
             name=f"learned_{method}_similarity",
         )
+
+
+DRAW = {
+    "table": table_tab,
+    "projection": projection_tab,
+    "spectrum": spectrum_tab,
+    "probe": probe_tab,
+    "past": past_tab,
+}
+if source is not None:
+    tabs = widgets.url_tabs({name: t(f"learned.tab.{name}") for name in DRAW})
+    for name, draw in DRAW.items():  # only the open tab computes
+        with tabs[name], errors_shown():
+            if tabs[name].open:
+                draw()

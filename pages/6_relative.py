@@ -21,8 +21,10 @@ def _learned_t5_table():
 
 
 intro("relative")
-shaw_tab, t5_tab = st.tabs([t("relative.shaw"), t("relative.t5")])
-with shaw_tab, errors_shown():
+
+
+def shaw_tab() -> None:
+    """Shaw et al.: the clipped relative index and what the clip distance does."""
     with controls():
         c1, c2 = st.columns(2)
         with c1:
@@ -64,7 +66,9 @@ with shaw_tab, errors_shown():
         name="shaw-distinct-embeddings",
     )
 
-with t5_tab, errors_shown():
+
+def t5_tab() -> None:
+    """T5: the bucket of every relative distance, and a learned bias table when the session has one."""
     with controls():
         c1, c2, c3, c4 = st.columns(4)
         with c1:
@@ -179,3 +183,11 @@ with t5_tab, errors_shown():
         data={"relative_position": offsets} | heads,
         name="t5-bias-per-head",
     )
+
+
+DRAW = {"shaw": shaw_tab, "t5": t5_tab}
+tabs = widgets.url_tabs({name: t(f"relative.{name}") for name in DRAW})
+for name, draw in DRAW.items():  # only the open tab computes
+    with tabs[name], errors_shown():
+        if tabs[name].open:
+            draw()

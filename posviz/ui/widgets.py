@@ -74,12 +74,38 @@ def url_radio(label: str, options: list, *, key: str, default, format_func=str, 
     if key not in st.session_state:
         raw = st.query_params.get(key)
         st.session_state[key] = next((o for o in options if str(o) == raw), default)
-    value = st.radio(label, options, key=key, format_func=format_func, **kwargs)
+    labels = {option: format_func(option) for option in options}  # in this run's language, whenever it is called
+    value = st.radio(label, options, key=key, format_func=labels.__getitem__, **kwargs)
     if value == default:
         st.query_params.pop(key, None)
     else:
         st.query_params[key] = str(value)
     return value
+
+
+def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, object]:
+    """Tabs that run only the open tab's code, with the open tab's code in the URL (``tab=shift``).
+
+    ``labels`` maps each tab's code to its translated label, first tab first; returns code -> tab container,
+    whose ``.open`` tells whether to compute its content. As with ``url_radio``, the code (not the label) is
+    what the URL keeps, so a link opens the same tab in either language; an unknown code opens the first tab.
+    """
+    codes = list(labels)
+    memory = f"{key}.code"  # the open tab's code survives a change of language, which changes every label
+    if memory not in st.session_state:
+        raw = st.query_params.get(key)
+        st.session_state[memory] = raw if raw in labels else codes[0]
+    by_label = {label: code for code, label in labels.items()}
+    if st.session_state.get(key) not in by_label:
+        st.session_state[key] = labels[st.session_state[memory]]
+    tabs = st.tabs(list(labels.values()), key=key, on_change="rerun")
+    current = by_label[st.session_state[key]]
+    st.session_state[memory] = current
+    if current == codes[0]:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = current
+    return dict(zip(codes, tabs, strict=True))
 
 
 def choice(param: Param, *, key: str, horizontal: bool = True):

@@ -12,6 +12,7 @@ import base64
 import io
 import json
 import re
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -80,6 +81,51 @@ def open_page(page: str, *, query: dict | None = None, lang: str | None = None, 
     if locale is not None:
         at.context["locale"] = locale
     return at.run()
+
+
+@dataclass
+class TabbedView:
+    """What a page with lazy tabs showed over a visit of every tab, in tab order (only the open tab runs)."""
+
+    figures: list[dict] = field(default_factory=list)
+    markdown: list[str] = field(default_factory=list)
+    captions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    infos: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    exceptions: list[str] = field(default_factory=list)
+    subheaders: list[str] = field(default_factory=list)
+    metrics: list = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
+    widgets: dict = field(default_factory=dict)
+    by_tab: dict = field(default_factory=dict)
+
+
+def visit_tabs(
+    at: AppTest, page: str, tabs: list[str], lang: str = "en", label_key: str = "{page}.tab.{code}"
+) -> TabbedView:
+    """Open each of ``tabs`` (codes, first tab first) in turn, as a click on its label would, and gather what
+    each showed. ``at`` has run once; the figures of ``tab`` are ``view.by_tab[tab]``; ``label_key`` is the
+    catalog key of a tab's label."""
+    view = TabbedView()
+    for code in tabs:
+        at.session_state["tab"] = tr(lang, label_key.format(page=page, code=code))
+        at.run()
+        shown = figures(at)
+        view.by_tab[code] = shown
+        view.figures += shown
+        view.markdown += [m.value for m in at.markdown]
+        view.captions += [c.value for c in at.caption]
+        view.warnings += [w.value for w in at.warning]
+        view.infos += [i.value for i in at.info]
+        view.errors += [e.value for e in at.error]
+        view.exceptions += [e.value for e in at.exception]
+        view.subheaders += [h.value for h in at.subheader]
+        view.metrics += list(at.metric)
+        view.codes += [c.value for c in at.code]
+        for kind in ("slider", "select_slider", "number_input", "toggle", "radio", "checkbox"):
+            view.widgets.update({w.key: w.value for w in getattr(at, kind) if w.key})
+    return view
 
 
 def assert_clean(at: AppTest) -> None:
@@ -185,7 +231,7 @@ def default_titles(page: str, lang: str) -> list[str]:
         "rope": [("rope.table", {}), ("rope.scores", {})],
         # 8 heads: head 0 has slope 2^-1, shown with 4 significant digits
         "alibi": [("alibi.slopes", {}), ("alibi.bias", {"head": 0, "slope": "0.5"})],
-        "relative": [("relative.shaw.index", {"k": 8}), ("relative.t5.matrix", {}), ("relative.t5.curve", {})],
+        "relative": [("relative.shaw.index", {"k": 8}), ("relative.shaw.distinct", {"k": 8, "total": 17})],
         "xlnet": [("xlnet.content", {}), ("xlnet.query", {})],
     }[page]
     return [tr(lang, key, **values) for key, values in keys]

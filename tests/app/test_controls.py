@@ -173,17 +173,20 @@ def test_alibi_single_head_has_no_head_slider():
 def test_relative_controls():
     at = open_page("relative")
     at.slider(key="shaw_len").set_value(12)
-    at.slider(key="shaw_k").set_value(3)
+    at.slider(key="shaw_k").set_value(3).run()
+    shaw = figures(at)[0]
+    i, j = np.indices((12, 12))
+    assert_matrix(heatmap_z(shaw), np.clip(j - i, -3, 3) + 3, what="shaw vs formula")
+    assert title(shaw) == tr("en", "relative.shaw.index", k=3)
+    at.session_state["tab"] = tr("en", "relative.t5")
+    at.run()
     at.slider(key="t5_len").set_value(40)
     at.slider(key="t5_buckets").set_value(16)
     at.slider(key="t5_max_distance").set_value(32)
     at.toggle(key="t5_bidirectional").set_value(False)
     at.run()
     assert_clean(at)
-    shaw, _, t5, curve = figures(at)[:4]
-    i, j = np.indices((12, 12))
-    assert_matrix(heatmap_z(shaw), np.clip(j - i, -3, 3) + 3, what="shaw vs formula")
-    assert title(shaw) == tr("en", "relative.shaw.index", k=3)
+    t5, curve = figures(at)[:2]
     kwargs = dict(bidirectional=False, num_buckets=16, max_distance=32)
     z = heatmap_z(t5)
     assert_matrix(z, posviz.t5_bucket_matrix(40, 40, **kwargs), what="t5 vs core")

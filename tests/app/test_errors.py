@@ -26,21 +26,23 @@ def core_message(func, *args, **kwargs) -> str:
     ids=["exact-region-32", "exact-region-16"],
 )
 def test_t5_settings_that_cannot_work_show_an_error(controls, kwargs):
-    """Reachable with the sliders: the T5 tab shows the core's reason; the Shaw tab is still drawn."""
-    at = open_page("relative")
+    """Reachable with the sliders: the T5 tab shows the core's reason, and the Shaw tab still draws."""
+    at = open_page("relative", query={"tab": "t5"})
     for key, value in controls.items():
         at.slider(key=key).set_value(value)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     message = core_message(posviz.t5_bucket_matrix, 64, 64, **kwargs)
     assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=message)]
-    figs = figures(at)
-    assert len(figs) == 2  # the Shaw tab only: its index and its count of distinct embeddings
-    assert_matrix(heatmap_z(figs[0]), posviz.shaw_relative_index(32, 32, 8))
+    assert not figures(at)  # nothing half-drawn under the message
     at.slider(key="t5_buckets").set_value(32)
     at.slider(key="t5_max_distance").set_value(128)
     at.run()
-    assert not at.error and len(figures(at)) == 6  # back to a drawable setting
+    assert not at.error and len(figures(at)) == 4  # back to a drawable setting: matrix, curve, sizes, bias
+    at.session_state["tab"] = tr("en", "relative.shaw")
+    at.run()
+    assert not at.error
+    assert_matrix(heatmap_z(figures(at)[0]), posviz.shaw_relative_index(32, 32, 8))
 
 
 def test_odd_head_dim_from_the_url_shows_an_error():
@@ -53,7 +55,7 @@ def test_odd_head_dim_from_the_url_shows_an_error():
 
 
 def test_error_is_shown_in_the_chosen_language():
-    at = open_page("relative", query={"t5_buckets": "128", "t5_max_distance": "16"}, lang="zh")
+    at = open_page("relative", query={"t5_buckets": "128", "t5_max_distance": "16", "tab": "t5"}, lang="zh")
     assert not at.exception
     message = core_message(posviz.t5_bucket_matrix, 64, 64, num_buckets=128, max_distance=16)
     assert [e.value for e in at.error] == [tr("zh", "error.bad_input", message=message)]

@@ -32,8 +32,6 @@ def test_page_in_each_language(default_view, page, lang):
     assert teaching_text(page, lang).strip() in [m.value.strip() for m in at.markdown]
     titles = default_titles(page, lang)  # a page's first figures; its lesson tests check the rest
     figs = figures(at)
-    if page == "relative":  # the Shaw tab draws a second figure before the T5 ones; test_relative_lesson checks it
-        figs = [figs[0], *figs[2:]]
     if page == "rope":  # the animation sits between the table and the scores; test_rope_lesson checks it
         figs = [figs[0], *figs[2:]]
     assert [title(f) for f in figs][: len(titles)] == titles

@@ -12,7 +12,9 @@ from posviz import analysis
 from posviz.encodings import learned
 from posviz.ui import SESSION_TABLES
 
-from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, widget
+from ._support import as_array, assert_clean, assert_matrix, heatmap_z, open_page, title, tr, visit_tabs
+
+TABS = ["table", "projection", "spectrum", "probe", "past"]
 
 
 def learned_titles(lang: str, *, n: int = 128, probe: int = 64, method: str = "pca", stretch: int = 2) -> list[str]:
@@ -29,23 +31,50 @@ def learned_titles(lang: str, *, n: int = 128, probe: int = 64, method: str = "p
     ]
 
 
-def chart(at, name: str) -> dict:
+def visit(query: dict | None = None, lang: str = "en", session: dict | None = None):
+    """The page opened with ``query`` (and ``session`` tables), every tab visited in turn: ``(at, view)``."""
+    at = open_page("learned", query=query, lang=lang)
+    if session is not None:
+        at.session_state[SESSION_TABLES] = session
+        at.run()
+    return at, visit_tabs(at, "learned", TABS, lang)
+
+
+def assert_view_clean(view) -> None:
+    assert not view.exceptions, view.exceptions
+    assert not view.errors, view.errors
+
+
+def chart(view, name: str) -> dict:
     index = ["table", "similarity", "projection", "dominant", "power", "probe", "clip", "interpolate"].index(name)
-    return figures(at)[index]
+    return view.figures[index]
 
 
-def probe_bars(at) -> np.ndarray:
-    return as_array(chart(at, "probe")["data"][0]["y"])
+def probe_bars(view) -> np.ndarray:
+    return as_array(chart(view, "probe")["data"][0]["y"])
+
+
+@pytest.fixture(scope="module")
+def default_view():
+    """``default_view(lang)``: the default view with every tab visited, shared by the tests of this module."""
+    views = {}
+
+    def get(lang: str = "en"):
+        if lang not in views:
+            views[lang] = visit(lang=lang)[1]
+        return views[lang]
+
+    return get
 
 
 # ------------------------------------------------------------------------------------------------ default view
 
 
 def test_default_view_titles_and_notices(default_view):
-    at = default_view("learned")
-    assert_clean(at)
-    assert [title(f) for f in figures(at)] == learned_titles("en")
-    captions = [c.value for c in at.caption]
+    view = default_view()
+    assert_view_clean(view)
+    assert [title(f) for f in view.figures] == learned_titles("en")
+    captions = view.captions
     for key in (
         "learned.table.notice.random",
         "learned.similarity.notice.random",
@@ -60,7 +89,7 @@ def test_default_view_titles_and_notices(default_view):
 
 
 def test_projection_is_the_cores_pca_of_every_position(default_view):
-    fig = chart(default_view("learned"), "projection")
+    fig = chart(default_view(), "projection")
     table = posviz.learned_init(128, 128)
     positions, coords = analysis.sampled_projection(table, 1024)
     np.testing.assert_array_equal(positions, np.arange(128))
@@ -75,15 +104,15 @@ def test_projection_is_the_cores_pca_of_every_position(default_view):
 
 
 def test_spectrum_charts_are_the_cores_and_the_sinusoidal_ladder(default_view):
-    at = default_view("learned")
+    view = default_view()
     spectrum = analysis.position_spectrum(posviz.learned_init(128, 128))
-    dominant = chart(at, "dominant")
+    dominant = chart(view, "dominant")
     ladder, dots = dominant["data"][0], dominant["data"][1]
     np.testing.assert_allclose(as_array(ladder["y"]), 10000.0 ** (-(np.arange(128) // 2 * 2) / 128), rtol=1e-12)
     np.testing.assert_array_equal(as_array(dots["x"]), spectrum.dims)
     np.testing.assert_allclose(as_array(dots["y"]), spectrum.dominant, rtol=1e-12)
     assert dominant["layout"]["shapes"][0]["y0"] == pytest.approx(2 * np.pi / 128)
-    power = chart(at, "power")
+    power = chart(view, "power")
     np.testing.assert_allclose(as_array(power["data"][0]["x"]), spectrum.frequencies)
     np.testing.assert_allclose(as_array(power["data"][0]["y"]), spectrum.mean_power, rtol=1e-9)
     sin_power = analysis.position_spectrum(posviz.sin_init(128, 128)).mean_power
@@ -94,56 +123,56 @@ def test_spectrum_charts_are_the_cores_and_the_sinusoidal_ladder(default_view):
 
 
 def test_probe_compares_init_and_trained_at_the_trained_shape(default_view):
-    at = default_view("learned")
+    view = default_view()
     expected = [
         analysis.position_probe(posviz.learned_init(64, 64, seed=0)),
         analysis.position_probe(posviz.sin_init(64, 64)),
         analysis.position_probe(learned.example_table()),
         16.0,  # mean |p - median| over p = 0 .. 63
     ]
-    np.testing.assert_allclose(probe_bars(at), expected, rtol=1e-9)
-    assert list(chart(at, "probe")["data"][0]["x"]) == [
+    np.testing.assert_allclose(probe_bars(view), expected, rtol=1e-9)
+    assert list(chart(view, "probe")["data"][0]["x"]) == [
         tr("en", "option.random"),
         tr("en", "option.sinusoidal"),
         tr("en", "learned.option.example"),
         tr("en", "learned.probe.guess"),
     ]
-    shown = [m.value for m in at.metric]
+    shown = [m.value for m in view.metrics]
     assert shown == [tr("en", "learned.probe.value", value=v) for v in expected[:3]]
 
 
 def test_truncation_and_interpolation_similarities(default_view):
-    at = default_view("learned")
+    view = default_view()
     table = posviz.learned_init(128, 128)
-    clip = heatmap_z(chart(at, "clip"))
+    clip = heatmap_z(chart(view, "clip"))
     full = np.concatenate([table, np.repeat(table[-1:], 128, axis=0)])
     unit = full / np.linalg.norm(full, axis=1, keepdims=True)
     assert_matrix(clip, unit @ unit.T, atol=1e-6, what="clip")
     np.testing.assert_allclose(clip[127:, 127:], 1.0, atol=1e-6)
     stretched = learned.interpolate_table(table, 256)
     np.testing.assert_allclose(stretched[::255], table[::127], atol=1e-12)  # the ends are kept
-    assert_matrix(heatmap_z(chart(at, "interpolate")), analysis.cosine_similarity_matrix(stretched), what="interp")
-    assert [c.value for c in at.code] == [learned.torch_lookup_error(128, 128), learned.lookup_error(128, 128)]
+    assert_matrix(heatmap_z(chart(view, "interpolate")), analysis.cosine_similarity_matrix(stretched), what="interp")
+    assert view.codes == [learned.torch_lookup_error(128, 128), learned.lookup_error(128, 128)]
 
 
 # --------------------------------------------------------------------------------------------- trained example
 
 
 def test_example_from_the_url():
-    at = open_page("learned", query={"init": "example", "stretch": "4"})
-    assert_clean(at)
-    assert widget(at, "init").value == "example" and widget(at, "stretch").value == 4
+    at, view = visit({"init": "example", "stretch": "4"})
+    assert_view_clean(view)
+    assert view.widgets["init"] == "example" and view.widgets["stretch"] == 4
     assert at.slider(key="n").disabled and at.number_input(key="std").disabled
     table = learned.example_table()
-    assert [title(f) for f in figures(at)] == learned_titles("en", n=64, stretch=4)
-    assert_matrix(heatmap_z(chart(at, "table")), table, atol=1e-6, what="table")
-    assert_matrix(heatmap_z(chart(at, "similarity")), analysis.cosine_similarity_matrix(table), what="similarity")
-    sim = heatmap_z(chart(at, "similarity"))
+    assert [title(f) for f in view.figures] == learned_titles("en", n=64, stretch=4)
+    assert_matrix(heatmap_z(chart(view, "table")), table, atol=1e-6, what="table")
+    assert_matrix(heatmap_z(chart(view, "similarity")), analysis.cosine_similarity_matrix(table), what="similarity")
+    sim = heatmap_z(chart(view, "similarity"))
     assert np.mean(np.diagonal(sim, 1)) > np.mean([np.diagonal(sim, k).mean() for k in range(16, 48)]) + 0.4
-    assert_matrix(heatmap_z(chart(at, "clip")), learned.extended_similarity(table, 256, "clip")[1], what="clip")
-    assert at.code[0].value == learned.torch_lookup_error(64, 64) == _torch_message(64, 64)
+    assert_matrix(heatmap_z(chart(view, "clip")), learned.extended_similarity(table, 256, "clip")[1], what="clip")
+    assert view.codes[0] == learned.torch_lookup_error(64, 64) == _torch_message(64, 64)
     provenance = learned.example_provenance()
-    assert tr("en", "learned.example.provenance", **provenance) in [c.value for c in at.caption]
+    assert tr("en", "learned.example.provenance", **provenance) in view.captions
 
 
 def _torch_message(n: int, position: int) -> str:
@@ -155,49 +184,52 @@ def _torch_message(n: int, position: int) -> str:
 
 
 def test_url_round_trip_sinusoidal_tsne():
-    at = open_page("learned", query={"init": "sinusoidal", "n": "40", "d": "16", "proj": "tsne", "stretch": "3"})
-    assert_clean(at)
-    shown = {key: widget(at, key).value for key in ("init", "n", "d", "proj", "stretch")}
+    at, view = visit({"init": "sinusoidal", "n": "40", "d": "16", "proj": "tsne", "stretch": "3"})
+    assert_view_clean(view)
+    shown = {key: view.widgets[key] for key in ("init", "n", "d", "proj", "stretch")}
     assert shown == {"init": "sinusoidal", "n": 40, "d": 16, "proj": "tsne", "stretch": 3}
     table = posviz.sin_init(40, 16)
-    assert_matrix(heatmap_z(chart(at, "table")), table, what="table")
+    assert_matrix(heatmap_z(chart(view, "table")), table, what="table")
     coords = posviz.project(table, method="tsne")
-    markers = chart(at, "projection")["data"][1]
+    markers = chart(view, "projection")["data"][1]
     np.testing.assert_allclose(as_array(markers["x"]), coords[:, 0], atol=1e-6)
-    assert title(chart(at, "projection")) == tr("en", "learned.projection.title", method="t-SNE")
-    interp = heatmap_z(chart(at, "interpolate"))
+    assert title(chart(view, "projection")) == tr("en", "learned.projection.title", method="t-SNE")
+    interp = heatmap_z(chart(view, "interpolate"))
     assert interp.shape == (120, 120)
     assert_matrix(interp, analysis.cosine_similarity_matrix(learned.interpolate_table(table, 120)), what="interp")
+    at.session_state["tab"] = tr("en", "learned.tab.projection")
+    at.run()
     at.radio(key="proj").set_value("pca").run()
     assert "proj" not in at.query_params and at.query_params["init"] == "sinusoidal"
+    assert at.query_params["tab"] == "projection"
 
 
 def test_nonsense_in_the_url_falls_back():
-    at = open_page("learned", query={"init": "session:nope", "proj": "umap", "stretch": "5"})
-    assert_clean(at)
-    assert {key: widget(at, key).value for key in ("init", "proj", "stretch")} == {
+    _, view = visit({"init": "session:nope", "proj": "umap", "stretch": "5", "tab": "nope"})
+    assert_view_clean(view)
+    assert {key: view.widgets[key] for key in ("init", "proj", "stretch")} == {
         "init": "random",
         "proj": "pca",
         "stretch": 2,
     }
-    assert_matrix(heatmap_z(chart(at, "table")), posviz.learned_init(128, 128), what="table")
+    assert_matrix(heatmap_z(chart(view, "table")), posviz.learned_init(128, 128), what="table")
 
 
 # ------------------------------------------------------------------------------------------- languages, session
 
 
 def test_chinese_view(default_view):
-    at = default_view("learned", "zh")
-    assert_clean(at)
-    assert [title(f) for f in figures(at)] == learned_titles("zh")
-    captions = [c.value for c in at.caption]
+    view = default_view("zh")
+    assert_view_clean(view)
+    assert [title(f) for f in view.figures] == learned_titles("zh")
+    captions = view.captions
     assert tr("zh", "learned.probe.notice") in captions and tr("en", "learned.probe.notice") not in captions
-    assert [m.label for m in at.metric] == [
+    assert [m.label for m in view.metrics] == [
         tr("zh", "option.random"),
         tr("zh", "option.sinusoidal"),
         tr("zh", "learned.option.example"),
     ]
-    assert [h.value for h in at.subheader][0] == tr("zh", "learned.section.table")
+    assert view.subheaders[0] == tr("zh", "learned.section.table")
 
 
 def test_a_session_table_becomes_an_option():
@@ -208,10 +240,12 @@ def test_a_session_table_becomes_an_option():
     assert tr("en", "learned.option.session", name="my checkpoint") in at.radio(key="init").options
     at.radio(key="init").set_value("session:my checkpoint").run()
     assert_clean(at)
-    assert_matrix(heatmap_z(chart(at, "table")), table, what="table")
-    assert chart(at, "probe")["data"][0]["x"][2] == tr("en", "learned.option.session", name="my checkpoint")
+    view = visit_tabs(at, "learned", TABS)
+    assert_view_clean(view)
+    assert_matrix(heatmap_z(chart(view, "table")), table, what="table")
+    assert chart(view, "probe")["data"][0]["x"][2] == tr("en", "learned.option.session", name="my checkpoint")
     np.testing.assert_allclose(
-        probe_bars(at),
+        probe_bars(view),
         [
             analysis.position_probe(posviz.learned_init(48, 24, seed=0)),
             analysis.position_probe(posviz.sin_init(48, 24)),
@@ -222,7 +256,7 @@ def test_a_session_table_becomes_an_option():
     )
     assert at.slider(key="n").disabled
     assert_matrix(
-        heatmap_z(chart(at, "interpolate")),
+        heatmap_z(chart(view, "interpolate")),
         analysis.cosine_similarity_matrix(learned.interpolate_table(table, 96)),
         what="interp",
     )

@@ -17,6 +17,7 @@ from ._support import (
     default_titles,
     figures,
     heatmap_z,
+    open_page,
     rope_score_formula,
     rope_table_formula,
     sinusoidal_formula,
@@ -26,7 +27,8 @@ from ._support import (
     tr,
 )
 
-CHART_COUNT = {"home": 0, "sinusoidal": 14, "learned": 8, "rope": 12, "alibi": 8, "relative": 6, "xlnet": 3}
+#: Charts of the default view; pages with tabs draw only their first (open) tab.
+CHART_COUNT = {"home": 0, "sinusoidal": 2, "learned": 2, "rope": 12, "alibi": 8, "relative": 2, "xlnet": 3}
 
 
 def test_every_page_of_app_py_is_covered():
@@ -41,11 +43,9 @@ def test_default_view_renders(default_view, page):
     assert teaching_text(page, "en").strip() in [m.value.strip() for m in at.markdown]
     figs = figures(at)
     assert len(figs) == CHART_COUNT[page]
-    if page == "relative":  # the Shaw tab draws a second figure before the T5 ones; test_relative_lesson checks it
-        figs = [figs[0], *figs[2:]]
     if page == "rope":  # the animation sits between the table and the scores; test_rope_lesson checks it
         figs = [figs[0], *figs[2:]]
-    titles = default_titles(page, "en")  # the sinusoidal page lists its first two; test_sinusoidal_lesson the rest
+    titles = default_titles(page, "en")
     assert [title(f) for f in figs][: len(titles)] == titles
 
 
@@ -161,8 +161,14 @@ def test_shaw_index(default_view):
     assert_matrix(z, np.clip(j - i, -8, 8) + 8, what="vs formula")
 
 
-def test_t5_bucket_matrix(default_view):
-    z = heatmap_z(figures(default_view("relative"))[2])
+def t5_tab():
+    at = open_page("relative", query={"tab": "t5"})
+    assert_clean(at)
+    return figures(at)
+
+
+def test_t5_bucket_matrix():
+    z = heatmap_z(t5_tab()[0])
     expected = posviz.t5_bucket_matrix(64, 64, num_buckets=32, max_distance=128, bidirectional=True)
     assert_matrix(z, expected, what="vs core")
     # exact region: |j - i| < 8 is its own bucket, keys after the query are offset by 16
@@ -171,16 +177,16 @@ def test_t5_bucket_matrix(default_view):
     assert_matrix(np.where(near, z, np.nan), np.where(near, np.abs(j - i) + 16 * (j > i), np.nan), what="exact")
 
 
-def test_t5_curve_and_matrix_agree(default_view):
-    figs = figures(default_view("relative"))
-    trace = figs[3]["data"][0]
+def test_t5_curve_and_matrix_agree():
+    figs = t5_tab()
+    trace = figs[1]["data"][0]
     assert trace["type"] == "scatter"
     x, y = as_array(trace["x"]), as_array(trace["y"])
     np.testing.assert_array_equal(x, np.arange(-256, 257))  # +-2 max_distance
     np.testing.assert_array_equal(
         y, posviz.t5_relative_bucket(np.arange(-256, 257), bidirectional=True, num_buckets=32, max_distance=128)
     )
-    z = heatmap_z(figs[2])
+    z = heatmap_z(figs[0])
     i, j = np.indices(z.shape)
     np.testing.assert_array_equal(z, y[(j - i) + 256])  # the matrix is the curve read at j - i
 

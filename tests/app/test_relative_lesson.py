@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 import posviz
 from posviz.encodings import relative
 
-from ._support import APP_FILE, PAGE_FILES, TIMEOUT, as_array, assert_clean, figures, open_page, title, tr, widget
+from ._support import APP_FILE, PAGE_FILES, TIMEOUT, as_array, assert_clean, figures, open_page, title, tr, visit_tabs
 
 URL = {"shaw_len": "20", "shaw_k": "3", "t5_buckets": "16", "t5_max_distance": "64", "t5_bidirectional": "false"}
 
@@ -19,8 +19,16 @@ def lines(fig) -> list[np.ndarray]:
     return [as_array(trace["y"]) for trace in fig["data"] if trace.get("x") != [None]]
 
 
-def check_lessons(at, *, shaw_len, k, num_buckets, max_distance, bidirectional, lang="en"):
-    figs = figures(at)
+def visit(query: dict | None = None, lang: str = "en"):
+    """The page opened with ``query``, both tabs visited in turn."""
+    at = open_page("relative", query=query, lang=lang)
+    view = visit_tabs(at, "relative", ["shaw", "t5"], lang, label_key="{page}.{code}")
+    assert not view.exceptions and not view.errors, view.exceptions + view.errors
+    return view
+
+
+def check_lessons(view, *, shaw_len, k, num_buckets, max_distance, bidirectional, lang="en"):
+    figs = view.figures
     assert len(figs) == 6
     _, distinct, _, curve, sizes, bias = figs
     lengths = as_array(distinct["data"][0]["x"]).astype(int)
@@ -49,16 +57,15 @@ def check_lessons(at, *, shaw_len, k, num_buckets, max_distance, bidirectional, 
     unused = np.flatnonzero(counts == 0)
     key = "relative.t5.unused.bidirectional" if bidirectional else "relative.t5.unused.causal"
     values = {"b": num_buckets // 2} if bidirectional else {}
-    assert tr(lang, key, listed=", ".join(map(str, unused)) or "—", **values) in [i.value for i in at.info]
+    assert tr(lang, key, listed=", ".join(map(str, unused)) or "—", **values) in view.infos
     return bias, offsets, kw
 
 
-def test_default_view_lessons(default_view):
-    at = default_view("relative")
-    assert_clean(at)
-    bias, offsets, kw = check_lessons(at, shaw_len=32, k=8, num_buckets=32, max_distance=128, bidirectional=True)
-    assert tr("en", "relative.t5.unused.bidirectional", b=16, listed="16") in [i.value for i in at.info]
-    assert tr("en", "relative.t5.bias.none") in [i.value for i in at.info]
+def test_default_view_lessons():
+    view = visit()
+    bias, offsets, kw = check_lessons(view, shaw_len=32, k=8, num_buckets=32, max_distance=128, bidirectional=True)
+    assert tr("en", "relative.t5.unused.bidirectional", b=16, listed="16") in view.infos
+    assert tr("en", "relative.t5.bias.none") in view.infos
     assert title(bias) == tr("en", "relative.t5.bias.synthetic", b=32)
     table = relative.t5_synthetic_bias_table(32)
     buckets = posviz.t5_relative_bucket(offsets, **kw)
@@ -67,13 +74,12 @@ def test_default_view_lessons(default_view):
 
 
 def test_url_view_lessons_in_chinese():
-    at = open_page("relative", query=URL, lang="zh")
-    assert_clean(at)
+    view = visit(URL, lang="zh")
     assert {
-        k: widget(at, k).value for k in ("shaw_len", "shaw_k", "t5_buckets", "t5_max_distance", "t5_bidirectional")
+        k: view.widgets[k] for k in ("shaw_len", "shaw_k", "t5_buckets", "t5_max_distance", "t5_bidirectional")
     } == {"shaw_len": 20, "shaw_k": 3, "t5_buckets": 16, "t5_max_distance": 64, "t5_bidirectional": False}
-    bias, _, _ = check_lessons(at, shaw_len=20, k=3, num_buckets=16, max_distance=64, bidirectional=False, lang="zh")
-    assert title(figures(at)[1]) == tr("zh", "relative.shaw.distinct", k=3, total=7)
+    bias, _, _ = check_lessons(view, shaw_len=20, k=3, num_buckets=16, max_distance=64, bidirectional=False, lang="zh")
+    assert title(view.figures[1]) == tr("zh", "relative.shaw.distinct", k=3, total=7)
     assert title(bias) == tr("zh", "relative.t5.bias.synthetic", b=16)
 
 
@@ -82,13 +88,14 @@ def test_session_bias_table_is_shown():
     table = np.random.default_rng(7).normal(size=(16, 3))
     at = AppTest.from_file(str(APP_FILE), default_timeout=TIMEOUT)
     at.switch_page(PAGE_FILES["relative"])
+    at.query_params["tab"] = "t5"  # the link the checkpoint inspector gives
     at.session_state["posviz.tables"] = {
         "t5.relative_attention_bias": table,
         "bert.position_embeddings": np.zeros((4, 4)),
     }
     at.run()
     assert_clean(at)
-    bias = figures(at)[5]
+    bias = figures(at)[3]
     assert title(bias) == tr("en", "relative.t5.bias.learned", name="t5.relative_attention_bias", b=16, h=3)
     assert tr("en", "relative.t5.bias.none") not in [i.value for i in at.info]
     offsets = as_array(bias["data"][0]["x"]).astype(int)
@@ -108,6 +115,4 @@ def test_session_bias_table_is_shown():
     ],
 )
 def test_nonsense_in_the_url_falls_back(query):
-    at = open_page("relative", query=query)
-    assert_clean(at)
-    check_lessons(at, shaw_len=32, k=8, num_buckets=32, max_distance=128, bidirectional=True)
+    check_lessons(visit(query), shaw_len=32, k=8, num_buckets=32, max_distance=128, bidirectional=True)

@@ -10,7 +10,9 @@ import posviz
 from posviz import precision
 from posviz.encodings import sinusoidal as sin
 
-from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, widget
+from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, visit_tabs
+
+TABS = ["table", "distance", "shift", "frequencies", "projection", "extrapolation", "layout", "precision", "norms"]
 
 #: Figure title keys in page order (the shift matrix is left out for an odd d).
 TITLES = [
@@ -44,9 +46,20 @@ NOTICES = [
 ]
 
 
-def charts(at) -> dict[str, dict]:
-    """The page's figures by title key (the order is the page's)."""
-    figs = figures(at)
+def visit(query: dict | None = None, lang: str = "en"):
+    """The page opened with ``query`` and every tab visited in turn."""
+    at = open_page("sinusoidal", query=query, lang=lang)
+    return at, visit_tabs(at, "sinusoidal", TABS, lang)
+
+
+def assert_view_clean(view) -> None:
+    assert not view.exceptions, view.exceptions
+    assert not view.errors, view.errors
+
+
+def charts(view) -> dict[str, dict]:
+    """The page's figures by title key (the order is the page's), over all its tabs."""
+    figs = view.figures
     keys = [k for k in TITLES if not (k == "sinusoidal.shift" and len(figs) == len(TITLES) - 1)]
     assert len(figs) == len(keys), [title(f) for f in figs]
     return dict(zip(keys, figs, strict=True))
@@ -64,9 +77,9 @@ def shape_positions(fig, axis: str) -> list[float]:
     return [s[f"{axis}0"] for s in fig["layout"].get("shapes", [])]
 
 
-def check_view(at, *, n, d, base, layout, k, train, span, dtype, lang="en"):
+def check_view(view, *, n, d, base, layout, k, train, span, dtype, lang="en"):
     """Every chart against the core, for the given controls."""
-    figs = charts(at)
+    figs = charts(view)
     table = posviz.sinusoidal(n, d, base=base, layout=layout)
 
     offsets, dot, cosine = sin.strided_offset_profile(table)
@@ -92,7 +105,7 @@ def check_view(at, *, n, d, base, layout, k, train, span, dtype, lang="en"):
         residual = sin.shift_residual(table, k, base=base, layout=layout)
         assert residual < 1e-11
         text = tr(lang, "sinusoidal.shift.residual", k=k, n=n, residual=f"{residual:.1e}")
-        assert text in [m.value for m in at.markdown]
+        assert text in view.markdown
 
     wave = figs["sinusoidal.wavelength"]
     fast, slow = (xy(trace(wave, tr(lang, f"sinusoidal.wavelength.{s}"))) for s in ("fast", "slow"))
@@ -154,40 +167,52 @@ DEFAULTS = {
 }
 
 
+@pytest.fixture(scope="module")
+def default_tabs():
+    """The default view in each language with every tab visited, shared by the tests of this module."""
+    views = {}
+
+    def get(lang: str = "en"):
+        if lang not in views:
+            views[lang] = visit(lang=lang)
+        return views[lang]
+
+    return get
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_default_view_holds_the_core_numbers(default_view, lang):
-    at = default_view("sinusoidal", lang)
-    assert_clean(at)
-    check_view(at, lang=lang, **DEFAULTS)
-    figs = figures(at)
+def test_default_view_holds_the_core_numbers(default_tabs, lang):
+    at, view = default_tabs(lang)
+    assert_view_clean(view)
+    check_view(view, lang=lang, **DEFAULTS)
     expected = [tr(lang, key, k=1, train=64, dtype="float16") for key in TITLES]
-    assert [title(f).split("<br>")[0] for f in figs] == expected
-    captions = [c.value for c in at.caption]
+    assert [title(f).split("<br>")[0] for f in view.figures] == expected
     for key in NOTICES:
-        assert tr(lang, key) in captions, key
+        assert tr(lang, key) in view.captions, key
     for key in ("sinusoidal.spread.notice", "sinusoidal.wavelength.notice", "sinusoidal.extra.notice"):
-        assert tr(lang, key) in captions, key
-    tabs = [tab.label for tab in at.tabs]
-    assert tabs == [
-        tr(lang, f"sinusoidal.tab.{name}")
-        for name in (
-            "table",
-            "distance",
-            "shift",
-            "frequencies",
-            "projection",
-            "extrapolation",
-            "layout",
-            "precision",
-            "norms",
-        )
-    ]
+        assert tr(lang, key) in view.captions, key
+    assert [tab.label for tab in at.tabs] == [tr(lang, f"sinusoidal.tab.{name}") for name in TABS]
 
 
-def test_default_view_checks_the_claims(default_view):
+def test_only_the_open_tab_computes_and_the_url_names_it():
+    at = open_page("sinusoidal")
+    assert [title(f) for f in figures(at)] == [tr("en", "sinusoidal.table"), tr("en", "figure.similarity")]
+    assert "tab" not in at.query_params  # the first tab is the default, left out of the link
+    at = open_page("sinusoidal", query={"tab": "norms", "lang": "zh"})
+    assert [title(f) for f in figures(at)] == [tr("zh", "sinusoidal.norms")]
+    assert at.query_params["tab"] == "norms"  # the code, not the Chinese label
+    at.session_state["lang"] = "en"
+    at.run()
+    assert [title(f) for f in figures(at)] == [tr("en", "sinusoidal.norms")]  # same tab in the other language
+    at = open_page("sinusoidal", query={"tab": "nonsense"})
+    assert_clean(at)
+    assert [title(f) for f in figures(at)][0] == tr("en", "sinusoidal.table")
+
+
+def test_default_view_checks_the_claims(default_tabs):
     """The norm claim (d = 128: 8, not sqrt(128)) and the precision claim, as the page states them."""
-    at = default_view("sinusoidal")
-    texts = [m.value for m in at.markdown]
+    _, view = default_tabs()
+    texts = view.markdown
     assert tr("en", "sinusoidal.norms.check", d=128, measured="8", claim=f"{128**0.5:.4g}") in texts
     statements = next(m for m in texts if m.startswith("- **float16**"))
     for dt in precision.DTYPES:
@@ -223,9 +248,9 @@ URL = {
 
 
 def test_url_sets_every_control_and_the_charts_follow():
-    at = open_page("sinusoidal", query=URL)
-    assert_clean(at)
-    shown = {key: widget(at, key).value for key in URL}
+    at, view = visit(URL)
+    assert_view_clean(view)
+    shown = {key: view.widgets[key] for key in URL}
     assert shown == {
         "n": 300,
         "d": 16,
@@ -236,60 +261,57 @@ def test_url_sets_every_control_and_the_charts_follow():
         "dtype": "bfloat16",
         "span": 500,
     }
-    check_view(at, n=300, d=16, base=100.0, layout="halves", k=5, train=100, span=500, dtype="bfloat16")
-    assert title(charts(at)["sinusoidal.precision.map"]) == tr("en", "sinusoidal.precision.map", dtype="bfloat16")
+    check_view(view, n=300, d=16, base=100.0, layout="halves", k=5, train=100, span=500, dtype="bfloat16")
+    assert title(charts(view)["sinusoidal.precision.map"]) == tr("en", "sinusoidal.precision.map", dtype="bfloat16")
+    at.session_state["tab"] = tr("en", "sinusoidal.tab.precision")
+    at.run()
     at.radio(key="dtype").set_value("float32").run()
-    assert at.query_params.get("dtype") == "float32"
-    assert_matrix(
-        heatmap_z(charts(at)["sinusoidal.precision.map"]),
-        precision.pair_errors(500, 16, base=100.0, dtype="float32")[1],
-    )
+    assert at.query_params.get("dtype") == "float32" and at.query_params.get("tab") == "precision"
+    assert_matrix(heatmap_z(figures(at)[0]), precision.pair_errors(500, 16, base=100.0, dtype="float32")[1])
 
 
 def test_url_in_chinese():
-    at = open_page("sinusoidal", query={**URL, "lang": "zh"})
-    assert_clean(at)
-    figs = charts(at)
+    _, view = visit({**URL, "lang": "zh"}, lang="zh")
+    assert_view_clean(view)
+    figs = charts(view)
     assert title(figs["sinusoidal.shift"]) == tr("zh", "sinusoidal.shift", k=5)
     assert title(figs["sinusoidal.extra"]) == tr("zh", "sinusoidal.extra")
     slow = int(sin.slow_pairs(16, 300, base=100.0).sum())
-    count = tr("zh", "sinusoidal.wavelength.count", slow=slow, pairs=8, n=300)
-    assert count in [m.value for m in at.markdown]
+    assert tr("zh", "sinusoidal.wavelength.count", slow=slow, pairs=8, n=300) in view.markdown
 
 
 def test_odd_width_explains_the_missing_shift_matrix():
-    at = open_page("sinusoidal", query={"d": "7"})
-    assert_clean(at)
-    assert [w.value for w in at.warning] == [tr("en", "sinusoidal.shift.odd", d=7)]
-    check_view(at, **{**DEFAULTS, "d": 7})
+    _, view = visit({"d": "7"})
+    assert_view_clean(view)
+    assert view.warnings == [tr("en", "sinusoidal.shift.odd", d=7)]
+    check_view(view, **{**DEFAULTS, "d": 7})
 
 
 def test_shift_beyond_the_table_is_an_error_in_its_tab_only():
-    at = open_page("sinusoidal", query={"n": "10", "k": "20"})
-    assert not at.exception
-    assert len(at.error) == 1 and "k = 20" in at.error[0].value
-    figs = charts(at)  # every chart is drawn: M_20 exists, only its residual over 10 rows does not
+    _, view = visit({"n": "10", "k": "20"})
+    assert not view.exceptions
+    assert len(view.errors) == 1 and "k = 20" in view.errors[0]
+    figs = charts(view)  # every chart is drawn: M_20 exists, only its residual over 10 rows does not
     assert_matrix(heatmap_z(figs["sinusoidal.shift"]), posviz.shift_matrix(128, 20))
 
 
 def test_large_table_is_subsampled_and_says_so():
-    at = open_page("sinusoidal", query={"n": "3000", "d": "8", "span": "3000"})
-    assert_clean(at)
-    figs = charts(at)
+    _, view = visit({"n": "3000", "d": "8", "span": "3000"})
+    assert_view_clean(view)
+    figs = charts(view)
     points = figs["sinusoidal.proj.title.pca"]["data"][1]
     np.testing.assert_array_equal(as_array(points["marker"]["color"]), posviz.evenly_spaced(3000, 2048))
     assert as_array(trace(figs["sinusoidal.offset"])["x"])[1] == 1  # 3000 <= 4096 rows: every offset
     assert as_array(trace(figs["sinusoidal.spread"])["x"])[0] == 3  # stride ceil(3000 / 1024)
-    notes = [m.value for m in at.markdown]
-    assert tr("en", "sinusoidal.subsampled", shown=2048, n=3000) in notes
-    assert tr("en", "sinusoidal.subsampled", shown=1024, n=3000) in notes
+    assert tr("en", "sinusoidal.subsampled", shown=2048, n=3000) in view.markdown
+    assert tr("en", "sinusoidal.subsampled", shown=1024, n=3000) in view.markdown
 
 
 def test_tsne_projection_is_the_cores():
-    at = open_page("sinusoidal", query={"n": "30", "d": "8", "proj": "tsne"})
+    at = open_page("sinusoidal", query={"n": "30", "d": "8", "proj": "tsne", "tab": "projection"})
     assert_clean(at)
     assert at.radio(key="proj").value == "tsne" and at.query_params.get("proj") == "tsne"
-    fig = figures(at)[7]
+    fig = figures(at)[0]
     assert title(fig) == tr("en", "sinusoidal.proj.title.tsne")
     coords = posviz.project(posviz.sinusoidal(30, 8), "tsne")
     np.testing.assert_allclose(np.c_[as_array(fig["data"][1]["x"]), as_array(fig["data"][1]["y"])], coords, atol=1e-4)
@@ -299,8 +321,8 @@ NONSENSE = {"k": "abc", "train": "-3", "proj": "umap", "dtype": "float8", "span"
 
 
 def test_nonsense_in_the_url_falls_back():
-    at = open_page("sinusoidal", query=NONSENSE)
-    assert_clean(at)
-    shown = {key: widget(at, key).value for key in NONSENSE}
+    _, view = visit(NONSENSE)
+    assert_view_clean(view)
+    shown = {key: view.widgets[key] for key in NONSENSE}
     assert shown == {"k": 1, "train": 64, "proj": "pca", "dtype": "float16", "span": posviz.MAX_POSITIONS, "n": 128}
-    check_view(at, **DEFAULTS)
+    check_view(view, **DEFAULTS)

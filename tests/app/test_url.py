@@ -61,9 +61,15 @@ def check_alibi(at):
 
 
 def check_relative(at):
-    shaw, _, t5, curve = figures(at)[:4]
+    """The link opens the Shaw tab; its T5 parameters wait in the URL until the T5 tab is opened."""
+    shaw = figures(at)[0]
     i, j = np.indices((10, 10))
     assert_matrix(heatmap_z(shaw), np.clip(j - i, -3, 3) + 3, what="shaw")
+    at.session_state["tab"] = tr("en", "relative.t5")
+    at.run()
+    shown = {key: widget(at, key).value for key in ("t5_len", "t5_buckets", "t5_max_distance", "t5_bidirectional")}
+    assert shown == {"t5_len": 40, "t5_buckets": 16, "t5_max_distance": 64, "t5_bidirectional": False}
+    t5, curve = figures(at)[:2]
     kwargs = dict(bidirectional=False, num_buckets=16, max_distance=64)
     assert_matrix(heatmap_z(t5), posviz.t5_bucket_matrix(40, 40, **kwargs), what="t5")
     np.testing.assert_array_equal(
@@ -121,7 +127,7 @@ ROUND_TRIPS = [
             "t5_max_distance": "64",
             "t5_bidirectional": "false",
         },
-        {"shaw_len": 10, "shaw_k": 3, "t5_len": 40, "t5_buckets": 16, "t5_max_distance": 64, "t5_bidirectional": False},
+        {"shaw_len": 10, "shaw_k": 3},  # the T5 controls are checked once their tab is open
         check_relative,
     ),
     ("xlnet", {"len": "12", "seed": "5"}, {"len": 12, "seed": 5}, check_xlnet),
@@ -209,10 +215,11 @@ NONSENSE = [
     ("rope", {"n": "0", "base": "-1"}, {"n": 128, "base": 10000.0}),
     ("alibi", {"heads": "0", "head": "-1", "causal": "maybe"}, {"heads": 8, "head": 0, "causal": True}),
     ("alibi", {"heads": "4", "head": "7"}, {"heads": 4, "head": 0}),
+    ("relative", {"shaw_k": "abc", "shaw_len": "0"}, {"shaw_k": 8, "shaw_len": 32}),
     (
         "relative",
-        {"t5_bidirectional": "yes", "shaw_k": "abc", "t5_len": "99999"},
-        {"t5_bidirectional": True, "shaw_k": 8, "t5_len": 64},
+        {"tab": "t5", "t5_bidirectional": "yes", "t5_len": "99999"},
+        {"t5_bidirectional": True, "t5_len": 64},
     ),
     ("xlnet", {"len": "1", "seed": "-3"}, {"len": 8, "seed": 0}),
     ("home", {"lang": "fr"}, {"lang": "en"}),
@@ -227,7 +234,7 @@ def test_nonsense_in_the_url_falls_back_to_a_valid_view(page, query, fallback):
     if "base" in shown:
         shown["base"] = float(shown["base"])
     assert shown == fallback
-    rejected = [key for key in query if str(fallback.get(key)) != query[key]]  # heads=4 is a valid value
+    rejected = [key for key in query if key != "tab" and str(fallback.get(key)) != query[key]]  # heads=4 is valid
     left = {key: at.query_params[key] for key in rejected if key in at.query_params}
     assert not left, f"the URL still carries the rejected values {left}"
     default = {
@@ -236,7 +243,9 @@ def test_nonsense_in_the_url_falls_back_to_a_valid_view(page, query, fallback):
         "learned": lambda: posviz.learned_init(128, 128),
         "rope": lambda: np.cos(np.arange(128)[:, None] * posviz.rope_inv_freq(64)[0][None, :]),
         "alibi": lambda: posviz.alibi_bias(int(shown.get("heads", 8)), 32)[0],
-        "relative": lambda: posviz.shaw_relative_index(32, 32, 8),
+        "relative": lambda: (
+            posviz.t5_bucket_matrix(64, 64) if query.get("tab") == "t5" else posviz.shaw_relative_index(32, 32, 8)
+        ),
         "xlnet": lambda: posviz.xlnet_masks(np.arange(8))[0],
     }[page]
     if default is None:
