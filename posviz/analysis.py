@@ -37,7 +37,8 @@ def evenly_spaced(n_positions: int, limit: int) -> np.ndarray:
 def row_norms(table) -> np.ndarray:
     """Euclidean norm of every row, ||PE(p)||_2. For an even-width sinusoidal table it is sqrt(d/2) exactly,
     since each sin/cos pair contributes sin^2 + cos^2 = 1."""
-    return np.linalg.norm(_checks.finite_table(table), axis=1)
+    table = _checks.finite_table(table)
+    return np.sqrt(np.einsum("ij,ij->i", table, table))  # no squared copy of the table
 
 
 def cosine_similarity_matrix(table) -> np.ndarray:
