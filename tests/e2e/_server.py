@@ -69,16 +69,32 @@ def streamlit_server() -> Iterator[str]:
     url = f"http://127.0.0.1:{port}"
     log = tempfile.NamedTemporaryFile(prefix="posviz-e2e-server-", suffix=".log", delete=False)
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
-        "--server.port", str(port),
-        "--server.address", "127.0.0.1",
-        "--server.headless", "true",
-        "--server.fileWatcherType", "none",
-        "--browser.gatherUsageStats", "false",
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.port",
+        str(port),
+        "--server.address",
+        "127.0.0.1",
+        "--server.headless",
+        "true",
+        "--server.fileWatcherType",
+        "none",
+        "--browser.gatherUsageStats",
+        "false",
     ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )
 
     def output() -> str:
         log.flush()
@@ -90,8 +106,9 @@ def streamlit_server() -> Iterator[str]:
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with code {proc.returncode} before it was healthy:\n{output()}")
             if time.monotonic() > deadline:
-                pytest.fail(f"streamlit was not healthy at {url}/_stcore/health after {SERVER_START_TIMEOUT:.0f} s:\n"
-                            f"{output()}")
+                pytest.fail(
+                    f"streamlit was not healthy at {url}/_stcore/health after {SERVER_START_TIMEOUT:.0f} s:\n{output()}"
+                )
             time.sleep(0.25)
         yield url
     finally:

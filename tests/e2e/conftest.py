@@ -29,8 +29,9 @@ def chromium_path() -> str:
     path = os.environ.get("POSVIZ_CHROMIUM", "/usr/bin/chromium")
     if not os.path.exists(path):
         where = " (CI)" if os.environ.get("CI") else ""
-        pytest.fail(f"{MISSING_CHROMIUM} -- no browser at {path}{where}; set POSVIZ_CHROMIUM to use another one",
-                    pytrace=False)
+        pytest.fail(
+            f"{MISSING_CHROMIUM} -- no browser at {path}{where}; set POSVIZ_CHROMIUM to use another one", pytrace=False
+        )
     return path
 
 
@@ -46,8 +47,13 @@ def browser(chromium_path) -> Iterator:
 
     with tempfile.TemporaryDirectory(prefix="posviz-e2e-chromium-") as profile, sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            profile, executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS,
-            viewport=VIEWPORT, locale="en-US", timezone_id="UTC",
+            profile,
+            executable_path=chromium_path,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport=VIEWPORT,
+            locale="en-US",
+            timezone_id="UTC",
         )
         try:
             yield context
