@@ -366,10 +366,17 @@ def config_explorer():
         horizontal=True,
         format_func=rope_configs.PRESET_NAMES.get,
     )
-    if st.session_state.get("cfg_preset") != preset:
+    if "cfg" not in st.session_state:  # a link carries an edited config.json as ?cfg=..., a preset as ?preset=...
+        st.session_state["cfg"] = st.query_params.get("cfg") or rope_configs.preset_text(preset)
+        st.session_state["cfg_preset"] = preset
+    elif st.session_state.get("cfg_preset") != preset:
         st.session_state["cfg"] = rope_configs.preset_text(preset)
         st.session_state["cfg_preset"] = preset
     text = st.text_area(t("rope.ctl.cfg"), key="cfg", height=260, help=t("rope.ctl.cfg.help"))
+    if text.strip() == rope_configs.preset_text(preset).strip():
+        st.query_params.pop("cfg", None)
+    else:
+        st.query_params["cfg"] = text
     with errors_shown():
         found = cache.call(rope_configs.config_frequencies, text)
         config = found.config

@@ -257,6 +257,15 @@ def test_pasted_config_is_read():
     inv, _ = rope.rope_inv_freq(80, scaling={"rope_type": "linear", "factor": 2.0}, partial_rotary_factor=0.4)
     assert scaled.size == 16
     np.testing.assert_allclose(scaled, 2 * np.pi / inv, rtol=1e-12)
+    assert json.loads(at.query_params["cfg"]) == config  # the edited text travels in the link
+
+    shared = open_page("rope", query={"cfg": at.query_params["cfg"]})  # and reopens the same view
+    assert_clean(shared)
+    assert json.loads(shared.text_area(key="cfg").value) == config
+    np.testing.assert_allclose(series(by_title(shared)["cfg"])[tr("en", "rope.cfg.scaled")], scaled, rtol=0)
+    shared.radio(key="preset").set_value("mistral_7b").run()  # a preset replaces it, and leaves the link
+    assert shared.text_area(key="cfg").value == rope_configs.preset_text("mistral_7b")
+    assert "cfg" not in shared.query_params
 
 
 BAD_CONFIGS = ['{"hidden_size": 4096', '{"head_dim": 63}', '{"head_dim": 64, "rope_scaling": {"type": "x"}}']
