@@ -22,6 +22,12 @@ Analysis (any (positions, dims) table)
 Registry
     FAMILIES, family(key): every family's name, summary, parameters and capabilities.
 
+Checkpoints (posviz.checkpoint: safe loading of safetensors, PyTorch, .npy and .npz files and model folders)
+    load_position_embeddings(source, key=None) -> PositionTable, list_position_candidates(source) -> [Candidate],
+    load_model_config(source), list_cached_models(cache_dir=None) -> [CachedModel];
+    errors: CheckpointError > UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable > RopeModel,
+    BadTable, TooLarge; limits MAX_UPLOAD_BYTES, MAX_NPZ_MEMBERS
+
 Example::
 
     >>> import posviz
@@ -39,6 +45,25 @@ from .analysis import (
     position_probe,
     project,
     row_norms,
+)
+from .checkpoint import (
+    MAX_NPZ_MEMBERS,
+    MAX_UPLOAD_BYTES,
+    BadTable,
+    CachedModel,
+    Candidate,
+    CheckpointError,
+    CorruptFile,
+    NoPositionTable,
+    PositionTable,
+    RopeModel,
+    TooLarge,
+    UnsafePickle,
+    UnsupportedFormat,
+    list_cached_models,
+    list_position_candidates,
+    load_model_config,
+    load_position_embeddings,
 )
 from .encodings._checks import MAX_DIM, MAX_POSITIONS
 from .encodings.alibi import alibi_bias, alibi_slopes
@@ -63,12 +88,25 @@ __version__ = "0.1.0"
 __all__ = [
     "FAMILIES",
     "MAX_DIM",
+    "MAX_NPZ_MEMBERS",
     "MAX_POSITIONS",
     "MAX_SIMILARITY_POSITIONS",
+    "MAX_UPLOAD_BYTES",
     "ROPE_TYPES",
+    "BadTable",
+    "CachedModel",
+    "Candidate",
+    "CheckpointError",
+    "CorruptFile",
     "Family",
+    "NoPositionTable",
     "OffsetProfile",
     "Param",
+    "PositionTable",
+    "RopeModel",
+    "TooLarge",
+    "UnsafePickle",
+    "UnsupportedFormat",
     "alibi_bias",
     "alibi_slopes",
     "apply_rope",
@@ -79,6 +117,10 @@ __all__ = [
     "family",
     "interleaved_to_half",
     "learned_init",
+    "list_cached_models",
+    "list_position_candidates",
+    "load_model_config",
+    "load_position_embeddings",
     "lookup",
     "normalize_scaling",
     "offset_profile",

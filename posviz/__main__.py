@@ -1,4 +1,5 @@
-"""Command line: ``python -m posviz families`` and ``python -m posviz table FAMILY [name=value ...]``."""
+"""Command line: ``python -m posviz families``, ``python -m posviz table FAMILY [name=value ...]`` and
+``python -m posviz inspect PATH [--key KEY]``."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 
 import numpy as np
 
+from .checkpoint import RopeModel, list_position_candidates, load_position_embeddings
 from .encodings.registry import FAMILIES, family
 
 
@@ -71,6 +73,27 @@ def _table(args) -> int:
     return 0
 
 
+def _inspect(args) -> int:
+    candidates = list_position_candidates(args.path)
+    print(f"{len(candidates)} candidate tables in {args.path}:")
+    for c in candidates:
+        print(f"  {c.key:<60} {str(list(c.shape)):<14} {c.dtype:<9} {c.known or ''}")
+    try:
+        table = load_position_embeddings(args.path, key=args.key)
+    except RopeModel as exc:
+        print(f"no position table: {exc}")
+        return 0
+    s = table.summary()
+    print(
+        f"table: {s['key']}\n"
+        f"  shape {s['shape'][0]} x {s['shape'][1]} ({s['dtype']}, {s['format']}), offset {s['offset']}, "
+        f"kind {s['kind']}\n"
+        f"  row norm min {s['row_norm_min']:.4g}, mean {s['row_norm_mean']:.4g}, max {s['row_norm_max']:.4g}\n"
+        f"  neighbour cosine mean {s['neighbour_cosine_mean']:.4g}"
+    )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m posviz", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     table.add_argument("params", nargs="*", metavar="name=value")
     table.add_argument("--out", help="write the matrix to FILE (.npy, otherwise CSV)")
     table.set_defaults(run=_table)
+    inspect = sub.add_parser(
+        "inspect", help="list a model file's candidate position tables and summarise the chosen one"
+    )
+    inspect.add_argument("path", help="a model file (safetensors, PyTorch, .npy, .npz) or a model folder")
+    inspect.add_argument("--key", help="the full name of the tensor to summarise (default: the best known key)")
+    inspect.set_defaults(run=_inspect)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

@@ -40,3 +40,40 @@ def test_bad_parameter_is_a_message_not_a_traceback():
     assert "even" in out.stderr and "Traceback" not in out.stderr
     out = _run("table", "sinusoidal", "colour=blue")
     assert out.returncode == 2 and "no parameter 'colour'" in out.stderr
+
+
+def test_inspect_lists_candidates_and_summarises_the_table(tmp_path):
+    from safetensors.numpy import save_file
+
+    rng = np.random.default_rng(0)
+    wpe, wte = rng.normal(size=(12, 4)).astype(np.float32), rng.normal(size=(30, 4)).astype(np.float32)
+    save_file({"transformer.wpe.weight": wpe, "transformer.wte.weight": wte}, tmp_path / "model.safetensors")
+    out = _run("inspect", str(tmp_path / "model.safetensors"))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[1].split()[:4] == ["transformer.wpe.weight", "[12,", "4]", "float32"]
+    assert "GPT-2-style absolute" in lines[1] and lines[2].split()[0] == "transformer.wte.weight"
+    assert "table: transformer.wpe.weight" in out.stdout and "shape 12 x 4" in out.stdout and "offset 0" in out.stdout
+    norms = np.linalg.norm(wpe.astype(np.float64), axis=1)
+    assert f"max {norms.max():.4g}" in out.stdout and f"mean {norms.mean():.4g}" in out.stdout
+    picked = _run("inspect", str(tmp_path / "model.safetensors"), "--key", "transformer.wte.weight")
+    assert picked.returncode == 0 and "shape 30 x 4" in picked.stdout
+
+
+def test_inspect_of_a_bad_file_is_a_sentence_and_exit_code_2(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{")
+    out = _run("inspect", str(tmp_path / "model.safetensors"))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.startswith("error: model.safetensors: the safetensors header claims 16 bytes")
+    (tmp_path / "notes.txt").write_text("hello")
+    out = _run("inspect", str(tmp_path / "notes.txt"))
+    assert out.returncode == 2 and "looks like plain text" in out.stderr
+
+
+def test_inspect_of_a_rope_model_reports_its_settings(tmp_path):
+    config = {"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 500000.0}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    out = _run("inspect", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("0 candidate tables")
+    assert "is a RoPE model" in out.stdout and "head_dim 16, base 500000" in out.stdout

@@ -1,0 +1,65 @@
+"""Open trained models safely and find their position tables.
+
+Sources: the bytes of an uploaded file, a path to a file, a Hugging Face model folder (also sharded, also a
+sentence-transformers folder) or a model in the local Hugging Face cache. Formats, decided from the leading bytes:
+safetensors, PyTorch zip and old-style pickle files, numpy .npy and .npz.
+
+Safety: PyTorch files load with ``weights_only=True`` and numpy files with ``allow_pickle=False``, so no code in a
+file ever runs; a safetensors header is validated against the file size before it is trusted; only the chosen
+tensor is read.
+
+API
+    load_position_embeddings(source, key=None) -> PositionTable
+    list_position_candidates(source) -> list[Candidate]
+    load_model_config(source) -> dict | None
+    list_cached_models(cache_dir=None) -> list[CachedModel]
+    CheckpointError and its subclasses UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable, RopeModel,
+    BadTable, TooLarge; the limits MAX_UPLOAD_BYTES and MAX_NPZ_MEMBERS.
+"""
+
+from .errors import (
+    MAX_NPZ_MEMBERS,
+    MAX_UPLOAD_BYTES,
+    BadTable,
+    CheckpointError,
+    CorruptFile,
+    NoPositionTable,
+    RopeModel,
+    TooLarge,
+    UnsafePickle,
+    UnsupportedFormat,
+)
+from .sources import CachedModel, hf_cache_dir, list_cached_models, load_model_config
+from .tables import (
+    KNOWN_KEYS,
+    Candidate,
+    PositionTable,
+    known_key,
+    list_position_candidates,
+    load_position_embeddings,
+    rope_config,
+)
+
+__all__ = [
+    "KNOWN_KEYS",
+    "MAX_NPZ_MEMBERS",
+    "MAX_UPLOAD_BYTES",
+    "BadTable",
+    "CachedModel",
+    "Candidate",
+    "CheckpointError",
+    "CorruptFile",
+    "NoPositionTable",
+    "PositionTable",
+    "RopeModel",
+    "TooLarge",
+    "UnsafePickle",
+    "UnsupportedFormat",
+    "hf_cache_dir",
+    "known_key",
+    "list_cached_models",
+    "list_position_candidates",
+    "load_model_config",
+    "load_position_embeddings",
+    "rope_config",
+]

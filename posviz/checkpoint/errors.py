@@ -1,0 +1,63 @@
+"""The exceptions of the checkpoint loader and the limits it enforces.
+
+Every exception is a ``CheckpointError``, itself a ``ValueError``, so a page that already catches ``ValueError``
+shows the sentence instead of a traceback. Each message says what was wrong with the file in words a student
+understands, and when possible what to do about it.
+"""
+
+from __future__ import annotations
+
+#: Largest file accepted as bytes (an upload), and largest file that has to be read whole (an old-style PyTorch
+#: pickle, an .npz member). Paths to safetensors and zip PyTorch files have no limit: only the table is read.
+MAX_UPLOAD_BYTES = 512 * 1024**2
+
+#: Most arrays an .npz file may hold.
+MAX_NPZ_MEMBERS = 1024
+
+
+class CheckpointError(ValueError):
+    """A model file that posviz cannot or will not open, with a sentence that says why."""
+
+
+class UnsupportedFormat(CheckpointError):
+    """The leading bytes are not safetensors, a PyTorch file, .npy or .npz."""
+
+
+class CorruptFile(CheckpointError):
+    """The format is recognised but the file is truncated or damaged (bad header, offsets past its end, ...)."""
+
+
+class UnsafePickle(CheckpointError):
+    """A pickle that would import or call something outside the tensor-only allowlist; nothing in it was run.
+
+    ``globals`` lists what it wanted, as ``module.name`` strings (for example ``posix.system``).
+    """
+
+    def __init__(self, message: str, globals: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.globals = tuple(globals)
+
+
+class NoPositionTable(CheckpointError):
+    """No tensor has a known position-table name and none was chosen; the message lists the candidates."""
+
+
+class RopeModel(NoPositionTable):
+    """The model has no position table because it rotates queries and keys (RoPE).
+
+    ``config`` is the model's config.json as a dict and ``rope`` its parsed
+    :class:`posviz.encodings.rope_configs.RopeConfig`, ready for the RoPE view.
+    """
+
+    def __init__(self, message: str, config: dict, rope):
+        super().__init__(message)
+        self.config = config
+        self.rope = rope
+
+
+class BadTable(CheckpointError):
+    """The chosen tensor is not a usable table: not 2-D, empty, not floating point, or holding NaN/Inf."""
+
+
+class TooLarge(CheckpointError):
+    """The file, the table or an .npz archive exceeds the limits posviz sets to keep memory bounded."""
