@@ -27,6 +27,7 @@ PAGES = [
     ("alibi", "pages/5_alibi.py", ":material/trending_down:"),
     ("relative", "pages/6_relative.py", ":material/compare_arrows:"),
     ("xlnet", "pages/7_xlnet.py", ":material/shuffle:"),
+    ("inspect", "pages/8_inspect.py", ":material/search:"),
 ]
 
 st.navigation(

@@ -13,6 +13,7 @@ API
     list_position_candidates(source) -> list[Candidate]
     load_model_config(source) -> dict | None
     list_cached_models(cache_dir=None) -> list[CachedModel]
+    fingerprint(source) -> str: a cache key that changes with the file's contents (bytes) or size and time (paths)
     CheckpointError and its subclasses UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable, RopeModel,
     BadTable, TooLarge; the limits MAX_UPLOAD_BYTES and MAX_NPZ_MEMBERS.
 """
@@ -29,7 +30,7 @@ from .errors import (
     UnsafePickle,
     UnsupportedFormat,
 )
-from .sources import CachedModel, hf_cache_dir, list_cached_models, load_model_config
+from .sources import CachedModel, fingerprint, hf_cache_dir, list_cached_models, load_model_config
 from .tables import (
     KNOWN_KEYS,
     Candidate,
@@ -55,6 +56,7 @@ __all__ = [
     "TooLarge",
     "UnsafePickle",
     "UnsupportedFormat",
+    "fingerprint",
     "hf_cache_dir",
     "known_key",
     "list_cached_models",

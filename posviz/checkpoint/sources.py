@@ -66,6 +66,26 @@ def load_model_config(source) -> dict | None:
     return read_json(config) if config.is_file() else None
 
 
+def fingerprint(source) -> str:
+    """A short key that changes whenever the model could have changed: sha256 of uploaded bytes; for a path, its
+    resolved name with the size and modification time of every file in it (two levels deep for a folder), so an
+    edited or replaced file is never served from a cache."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    if isinstance(source, bytes | bytearray | memoryview):
+        digest.update(b"bytes:")
+        digest.update(source)
+        return digest.hexdigest()
+    path = Path(source).expanduser().resolve()
+    files = [path] if not path.is_dir() else sorted(p for p in (*path.glob("*"), *path.glob("*/*")) if p.is_file())
+    digest.update(f"path:{path}".encode())
+    for file in files:
+        stat = file.stat()
+        digest.update(f"|{file.relative_to(path) if file != path else ''}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()
+
+
 @dataclasses.dataclass
 class Model:
     """A model's tensors, wherever they are: one file (``blob``), shards (``weight_map``: name -> file) or none."""

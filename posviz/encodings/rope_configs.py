@@ -121,6 +121,26 @@ def parse_config(config: str | dict) -> RopeConfig:
     return parsed
 
 
+#: The keys of a config.json that decide a model's rotary frequencies (everything ``parse_config`` reads).
+ROPE_FIELDS = (
+    "model_type",
+    "head_dim",
+    "hidden_size",
+    "num_attention_heads",
+    "max_position_embeddings",
+    "rope_theta",
+    "partial_rotary_factor",
+    "rope_parameters",
+    "rope_scaling",
+)
+
+
+def rope_fields(config: dict) -> dict:
+    """The part of a config.json that decides its RoPE frequencies (``ROPE_FIELDS``), short enough for a link;
+    ``parse_config`` reads the same settings from it as from the whole config."""
+    return {key: config[key] for key in ROPE_FIELDS if key in config}
+
+
 @dataclasses.dataclass(frozen=True)
 class ConfigFrequencies:
     """A parsed config with its unscaled and scaled frequencies (scaled at ``seq_len`` = max_position_embeddings,

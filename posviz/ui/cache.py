@@ -40,7 +40,8 @@ def _nbytes(result) -> int:
         return result.nbytes
     if isinstance(result, (tuple, list)):
         return sum(_nbytes(r) for r in result)
-    return getattr(result, "nbytes", 0)
+    matrix = getattr(result, "matrix", None)  # a loaded checkpoint table
+    return matrix.nbytes if isinstance(matrix, np.ndarray) else getattr(result, "nbytes", 0)
 
 
 class _BudgetCache:
@@ -126,6 +127,28 @@ def on_table(func, digest: str, table, *args, **kwargs):
     kw = tuple(sorted(kwargs.items()))
     target = (func.__module__, func.__qualname__)
     return STORE.get(("table", target, digest, args, kw), lambda: _resolve(*target)(table, *args, **dict(kw)))
+
+
+def checkpoint(source, key: str | None = None, *, name: str | None = None):
+    """``(fingerprint, PositionTable)`` of ``posviz.load_position_embeddings(source, key)``, cached by the source's
+    content fingerprint (``posviz.checkpoint.fingerprint``) and the key; the matrix is made read-only."""
+    from posviz import checkpoint as ckpt
+
+    digest = ckpt.fingerprint(source)
+
+    def load():
+        loaded = ckpt.load_position_embeddings(source, key, name=name)
+        loaded.matrix.flags.writeable = False
+        return loaded
+
+    return digest, STORE.get(("checkpoint", digest, key), load)
+
+
+def candidates(source, digest: str, *, name: str | None = None) -> list:
+    """``posviz.list_position_candidates(source)``, cached by the source's fingerprint ``digest``."""
+    from posviz import checkpoint as ckpt
+
+    return STORE.get(("candidates", digest), lambda: ckpt.list_position_candidates(source, name=name))
 
 
 def call(func, *args, **kwargs):

@@ -233,6 +233,7 @@ def default_titles(page: str, lang: str) -> list[str]:
         "alibi": [("alibi.slopes", {}), ("alibi.bias", {"head": 0, "slope": "0.5"})],
         "relative": [("relative.shaw.index", {"k": 8}), ("relative.shaw.distinct", {"k": 8, "total": 17})],
         "xlnet": [("xlnet.content", {}), ("xlnet.query", {})],
+        "inspect": [],  # nothing is loaded in the default view
     }[page]
     return [tr(lang, key, **values) for key, values in keys]
 

@@ -28,7 +28,16 @@ from ._support import (
 )
 
 #: Charts of the default view; pages with tabs draw only their first (open) tab.
-CHART_COUNT = {"home": 0, "sinusoidal": 2, "learned": 2, "rope": 12, "alibi": 8, "relative": 2, "xlnet": 3}
+CHART_COUNT = {
+    "home": 0,
+    "sinusoidal": 2,
+    "learned": 2,
+    "rope": 12,
+    "alibi": 8,
+    "relative": 2,
+    "xlnet": 3,
+    "inspect": 0,
+}
 
 
 def test_every_page_of_app_py_is_covered():

@@ -13,8 +13,9 @@ import pytest
 
 from ._server import ROOT, streamlit_server
 
-PAGES = ["home", "sinusoidal", "learned", "rope", "alibi", "relative", "xlnet"]
-FAMILY_PAGES = PAGES[1:]
+PAGES = ["home", "sinusoidal", "learned", "rope", "alibi", "relative", "xlnet", "inspect"]
+FAMILY_PAGES = PAGES[1:-1]
+EMPTY_PAGES = ("home", "inspect")  # no chart until something is chosen
 LANGS = ["en", "zh"]
 #: A later tab to open on pages with tabs: (index of the tab, its code in the URL).
 SECOND_TAB = {"sinusoidal": (2, "shift"), "learned": (3, "probe"), "relative": (1, "t5")}
@@ -134,7 +135,7 @@ def drawn_charts(tab) -> list[dict]:
 @pytest.mark.parametrize("name", PAGES)
 def test_page(page, app_url, screenshot_dir, name, lang):
     page.goto(page_url(app_url, name, "lang=zh" if lang == "zh" else ""), wait_until="domcontentloaded")
-    settle(page, min_charts=0 if name == "home" else 1, min_links=6 if name == "home" else 0)
+    settle(page, min_charts=0 if name in EMPTY_PAGES else 1, min_links=6 if name == "home" else 0)
     screenshot(page, screenshot_dir / f"{name}-{lang}.png")
 
     assert errors_on(page) == [], f"{name} ({lang}) shows an error"
@@ -144,7 +145,7 @@ def test_page(page, app_url, screenshot_dir, name, lang):
         hrefs = page.eval_on_selector_all('[data-testid="stPageLink"] a', "as => as.map(a => a.href)")
         linked = {urlsplit(href).path.strip("/") for href in hrefs}
         assert set(FAMILY_PAGES) <= linked, f"home links to {sorted(linked)}"
-    else:
+    elif name != "inspect":
         charts = drawn_charts(page)
         visible = [c for c in charts if c["marks"] > 0 and c["width"] > 200 and c["height"] > 200]
         assert visible, f"no plotly chart with drawn content on {name} ({lang}): {charts}"
@@ -244,3 +245,22 @@ def test_first_visit_straight_to_a_page_keeps_the_app_frame(browser):
             assert title_of(tab) == catalog("zh")["page.rope"]
         finally:
             tab.close()
+
+
+def test_inspector_upload_draws_the_table(page, app_url, screenshot_dir, tmp_path):
+    """A safetensors file set on the uploader (as a drag and drop would) is read and its table drawn."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    table = np.cos(np.outer(np.arange(48), np.linspace(0.05, 1.0, 16))).astype(np.float32)
+    path = tmp_path / "model.safetensors"
+    save_file({"bert.embeddings.position_embeddings.weight": table}, str(path))
+    page.goto(page_url(app_url, "inspect"), wait_until="domcontentloaded")
+    settle(page)
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
+    settle(page, min_charts=2)
+    screenshot(page, screenshot_dir / "inspect-loaded-en.png")
+    assert errors_on(page) == []
+    z = page.evaluate("() => document.querySelectorAll('.js-plotly-plot')[0]._fullData[0].z")
+    assert np.allclose(np.asarray(z, dtype=float), table, atol=1e-6)
+    assert page.external_requests == []

@@ -1,0 +1,500 @@
+"""Checkpoint inspector: the position table a trained model learned, next to the sinusoidal table of its shape."""
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+import posviz
+from posviz import analysis, figures
+from posviz import checkpoint as ckpt
+from posviz.encodings import learned, rope_configs
+from posviz.encodings import sinusoidal as sin
+from posviz.figures import inspect as inspect_figures
+from posviz.figures import learned as learned_figures
+from posviz.figures import rope as rope_figures
+from posviz.ui import (
+    SIMILARITY_POSITIONS,
+    cache,
+    controls,
+    errors_shown,
+    heatmap,
+    intro,
+    session_tables,
+    show,
+    similarity_heatmap,
+    t,
+    widgets,
+)
+
+ORIGINS = ("upload", "path", "cache")
+UPLOAD_MB = ckpt.MAX_UPLOAD_BYTES >> 20
+PROJECTION_POSITIONS = 1024
+PROBE_POSITIONS = 1024
+LEARNED_SESSION = "session:"  # the Learned page's option code for a session table
+
+
+class Loaded:
+    """A loaded table and cached analyses of its real positions (rows ``offset`` onwards), keyed by content."""
+
+    def __init__(self, digest: str, found: ckpt.PositionTable, name: str):
+        self.found, self.name = found, name
+        self.table = found.table
+        self.digest = f"{digest}:{found.key}"
+
+    def __call__(self, func, *args, **kwargs):
+        return cache.on_table(func, self.digest, self.table, *args, **kwargs)
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} · {self.found.key}"
+
+    @property
+    def sinusoidal_params(self) -> tuple:
+        n, d = self.table.shape
+        return (("base", 10000.0), ("d_model", d), ("layout", "interleaved"), ("n_positions", n))
+
+
+def pick_source(suffix: str = "") -> tuple | None:
+    """The model chosen with the source controls: ``(source, name)``, or None while nothing is chosen."""
+    origin = widgets.url_radio(
+        t("inspect.ctl.origin"),
+        list(ORIGINS),
+        key=f"from{suffix}",
+        default="upload",
+        format_func=lambda o: t(f"inspect.origin.{o}"),
+        horizontal=True,
+    )
+    if origin == "upload":
+        upload = st.file_uploader(
+            t("inspect.ctl.upload"),
+            key=f"upload{suffix}",
+            max_upload_size=UPLOAD_MB,
+            help=t("inspect.ctl.upload.help", mb=UPLOAD_MB),
+        )
+        return (upload.getvalue(), upload.name) if upload is not None else None
+    if origin == "path":
+        path = st.text_input(
+            t("inspect.ctl.path"),
+            key=f"path{suffix}",
+            bind="query-params",
+            placeholder="~/models/bert-base-uncased",
+            help=t("inspect.ctl.path.help"),
+        ).strip()
+        return (path, path) if path else None
+    models = ckpt.list_cached_models()  # a directory listing, read anew so a new download shows up
+    if not models:
+        st.info(t("inspect.cache.empty", folder=str(ckpt.hf_cache_dir())))
+        return None
+    names = [m.name for m in models]
+    name = st.selectbox(t("inspect.ctl.cached"), names, key=f"model{suffix}", bind="query-params")
+    return str(models[names.index(name)].path), name
+
+
+def load(chosen: tuple, *, key_widget: str | None) -> Loaded | None:
+    """Load the chosen model's position table; with ``key_widget``, let the user pick any candidate tensor.
+
+    A RoPE model has no table: its frequencies are shown instead (and None is returned)."""
+    source, name = chosen
+    digest = ckpt.fingerprint(source)
+    candidates = cache.candidates(source, digest, name=name)
+    try:
+        _, found = cache.checkpoint(source, name=name)
+    except ckpt.RopeModel as exc:
+        rope_model(exc)
+        return None
+    except ckpt.NoPositionTable:
+        if not candidates or key_widget is None:
+            raise
+        found = None
+    if key_widget is not None:
+        candidate_table(candidates)
+        keys = [c.key for c in candidates]
+        if found is None:
+            st.info(t("inspect.pick"))
+        key = st.selectbox(
+            t("inspect.ctl.key"),
+            keys,
+            index=keys.index(found.key) if found is not None and found.key in keys else 0,
+            key=key_widget,
+            bind="query-params",
+            help=t("inspect.ctl.key.help"),
+        )
+        if found is None or key != found.key:
+            _, found = cache.checkpoint(source, key, name=name)
+    return Loaded(digest, found, name)
+
+
+def candidate_table(candidates) -> None:
+    rows = {
+        t("inspect.col.key"): [c.key for c in candidates],
+        t("inspect.col.shape"): [" × ".join(map(str, c.shape)) for c in candidates],
+        t("inspect.col.dtype"): [c.dtype for c in candidates],
+        t("inspect.col.known"): [c.known or "" for c in candidates],
+    }
+    with st.expander(t("inspect.candidates", n=len(candidates))):
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def rope_model(exc: ckpt.RopeModel) -> None:
+    """A RoPE model: no table to inspect, but its config decides every pair's frequency; show them."""
+    st.info(t("inspect.rope"))
+    fields = rope_configs.rope_fields(exc.config)
+    found = cache.call(rope_configs.config_frequencies, json.dumps(fields, sort_keys=True))
+    pairs = range(found.plain.size)
+    original = found.config.original_max_position_embeddings
+    contexts = {t("rope.ext.orig", L=f"{original:,}"): original} if original else {}
+    show(
+        rope_figures.wavelengths(
+            pairs,
+            {t("rope.cfg.plain"): found.plain_wavelength, t("rope.cfg.scaled"): found.scaled_wavelength},
+            contexts,
+            title=t("rope.cfg.wavelength"),
+            x_title=t("axis.pair"),
+            y_title=t("rope.axis.wavelength"),
+        ),
+        notice=t("rope.cfg.notice"),
+        key="rope_wave",
+        data={"pair": pairs, "inv_freq": found.plain, "inv_freq_scaled": found.scaled},
+        name="checkpoint_rope",
+    )
+    st.page_link(
+        "pages/4_rope.py",
+        label=t("inspect.open.rope"),
+        icon=":material/rotate_right:",
+        query_params={"cfg": json.dumps(fields)},
+    )
+
+
+def hand_over(loaded: Loaded) -> None:
+    """Leave the table in the session for the other pages, with a link that opens it there."""
+    found = loaded.found
+    tables = session_tables()
+    if found.kind == "t5_bias":
+        tables[loaded.label] = found.matrix
+        st.page_link(
+            "pages/6_relative.py",
+            label=t("inspect.open.relative"),
+            icon=":material/compare_arrows:",
+            query_params={"tab": "t5"},
+        )
+    else:
+        tables[loaded.label] = loaded.table
+        st.page_link(
+            "pages/3_learned.py",
+            label=t("inspect.open.learned"),
+            icon=":material/school:",
+            query_params={"init": LEARNED_SESSION + loaded.label},
+        )
+
+
+def t5_view(loaded: Loaded) -> None:
+    found = loaded.found
+    show(
+        heatmap(
+            found.matrix,
+            title=t("inspect.t5", buckets=found.matrix.shape[0], heads=found.matrix.shape[1]),
+            x_title=t("inspect.axis.head"),
+            y_title=t("inspect.axis.bucket"),
+            colorbar_title=t("inspect.axis.bias"),
+        ),
+        notice=t("inspect.t5.notice"),
+        key="t5",
+        data=found.matrix,
+        name="checkpoint_t5_bias",
+    )
+
+
+def table_tab() -> None:
+    """The stored table (offset rows marked) and the norm of every row."""
+    found = loaded.found
+    fig = heatmap(
+        found.matrix,
+        title=t("inspect.table", tensor=found.key),
+        x_title=t("axis.dimension"),
+        y_title=t("inspect.axis.row"),
+        colorbar_title="PE",
+    )
+    if found.offset:
+        inspect_figures.mark_rows(fig, found.offset, t("inspect.offset.mark", offset=found.offset))
+    show(fig, notice=t("inspect.table.notice"), key="table", data=found.matrix, name="checkpoint_table")
+    norms = loaded(posviz.row_norms)
+    n, d = loaded.table.shape
+    show(
+        figures.lines(
+            range(n),
+            {loaded.name: norms, t("inspect.sinusoidal"): cache.call(sin.sinusoidal_row_norm, n, d)},
+            title=t("inspect.norms"),
+            x_title=t("axis.position"),
+            y_title="‖PE(p)‖",
+        ),
+        notice=t("inspect.norms.notice"),
+        key="norms",
+        data={"position": range(n), "row_norm": norms},
+        name="checkpoint_row_norms",
+    )
+
+
+def similarity_tab() -> None:
+    """Cosine similarity of the positions, and its mean against the offset beside the sinusoidal table's."""
+    positions, sim = loaded(analysis.sampled_similarity, SIMILARITY_POSITIONS)
+    n = loaded.table.shape[0]
+    show(
+        similarity_heatmap(sim, positions, n),
+        notice=t("inspect.similarity.notice"),
+        key="similarity",
+        data=sim,
+        name="checkpoint_similarity",
+    )
+    offsets, _, cosine = loaded(sin.strided_offset_profile)  # the same shape, so the same offsets as the reference
+    _, _, ref_cosine = cache.analyse(sin.strided_offset_profile, "sinusoidal", loaded.sinusoidal_params)
+    show(
+        figures.lines(
+            offsets,
+            {loaded.name: cosine, t("inspect.sinusoidal"): ref_cosine},
+            title=t("inspect.profile"),
+            x_title=t("inspect.axis.offset"),
+            y_title=t("inspect.axis.cosine"),
+        ),
+        notice=t("inspect.offset.notice"),
+        key="offset",
+        data={"offset": offsets, "mean_cosine": cosine, "sinusoidal_mean_cosine": ref_cosine},
+        name="checkpoint_offset_profile",
+    )
+
+
+def projection_tab() -> None:
+    method = widgets.url_radio(
+        t("inspect.ctl.projection"),
+        list(analysis.PROJECTIONS),
+        key="proj",
+        default="pca",
+        format_func=lambda m: t(f"learned.projection.{m}"),
+        horizontal=True,
+    )
+    where, coords = loaded(analysis.sampled_projection, PROJECTION_POSITIONS, method=method)
+    n = loaded.table.shape[0]
+    show(
+        learned_figures.projection(
+            where,
+            coords,
+            title=t("learned.projection.title", method=t(f"learned.projection.{method}")),
+            x_title=t("learned.axis.component", k=1),
+            y_title=t("learned.axis.component", k=2),
+            colorbar_title=t("axis.position"),
+        ),
+        notice=t("inspect.projection.notice")
+        + (" " + t("learned.sampled", shown=len(where), n=n) if len(where) < n else ""),
+        key="projection",
+        data={"position": where, "x": coords[:, 0], "y": coords[:, 1]},
+        name="checkpoint_projection",
+    )
+
+
+def spectrum_tab() -> None:
+    spectrum = loaded(analysis.position_spectrum)
+    n, d = loaded.table.shape
+    reference = cache.call(learned.sinusoidal_column_frequencies, d)
+    show(
+        learned_figures.dominant_frequencies(
+            spectrum.dims,
+            spectrum.dominant,
+            reference,
+            spectrum.resolution,
+            title=t("learned.spectrum.dominant"),
+            x_title=t("axis.dimension"),
+            y_title=t("learned.axis.frequency"),
+            table_name=loaded.name,
+            reference_name=t("learned.spectrum.reference"),
+            floor_name=t("learned.spectrum.floor"),
+        ),
+        notice=t("inspect.spectrum.notice")
+        + (" " + t("learned.sampled_dims", shown=len(spectrum.dims), d=d) if len(spectrum.dims) < d else ""),
+        key="dominant",
+        data={
+            "dimension": spectrum.dims,
+            "dominant_frequency": spectrum.dominant,
+            "sinusoidal": reference[spectrum.dims],
+        },
+        name="checkpoint_dominant_frequency",
+    )
+    series = {
+        loaded.name: spectrum.mean_power,
+        t("learned.spectrum.reference"): cache.call(learned.sinusoidal_spectrum, n, d).mean_power,
+    }
+    show(
+        figures.lines(
+            spectrum.frequencies,
+            series,
+            title=t("learned.spectrum.mean"),
+            x_title=t("learned.axis.frequency"),
+            y_title=t("learned.axis.power"),
+        ),
+        notice=t("learned.spectrum.mean.notice"),
+        key="power",
+        data={"frequency": spectrum.frequencies, **series},
+        name="checkpoint_power_spectrum",
+    )
+
+
+def probe_tab() -> None:
+    n, d = loaded.table.shape
+    random_params = (("d_model", d), ("init", "random"), ("n_positions", n), ("seed", 0), ("std", 0.02))
+    probes = {
+        loaded.name: loaded(analysis.sampled_position_probe, PROBE_POSITIONS),
+        t("inspect.sinusoidal"): cache.analyse(
+            analysis.sampled_position_probe, "sinusoidal", loaded.sinusoidal_params, PROBE_POSITIONS
+        ),
+        t("option.random"): cache.analyse(analysis.sampled_position_probe, "learned", random_params, PROBE_POSITIONS),
+        t("learned.probe.guess"): cache.call(analysis.constant_guess_error, n),
+    }
+    show(
+        figures.bars(
+            list(probes),
+            list(probes.values()),
+            title=t("learned.probe.title", n=n, d=d),
+            x_title=t("learned.axis.table"),
+            y_title=t("learned.axis.probe"),
+        ),
+        notice=t("inspect.probe.notice"),
+        key="probe",
+        data={"table": list(probes), "mean_abs_error": list(probes.values())},
+        name="checkpoint_probe",
+    )
+
+
+def sinusoidal_tab() -> None:
+    """The loaded table and the sinusoidal table of the same shape, side by side."""
+    reference = cache.family_matrix("sinusoidal", loaded.sinusoidal_params)
+    n, d = loaded.table.shape
+    _, ref_sim = cache.similarity("sinusoidal", loaded.sinusoidal_params, SIMILARITY_POSITIONS)
+    positions, sim = loaded(analysis.sampled_similarity, SIMILARITY_POSITIONS)
+    left, right = st.columns(2)
+    for column, name, table, similarity, key in (
+        (left, loaded.name, loaded.table, sim, "side_table"),
+        (right, t("inspect.sinusoidal"), reference, ref_sim, "side_sinusoidal"),
+    ):
+        with column:
+            show(
+                heatmap(
+                    table,
+                    title=name,
+                    x_title=t("axis.dimension"),
+                    y_title=t("axis.position"),
+                    colorbar_title="PE",
+                    height=380,
+                ),
+                key=key,
+                data=table,
+                name=key,
+            )
+            show(
+                similarity_heatmap(similarity, positions, n, title=t("figure.similarity")),
+                key=f"{key}_similarity",
+                data=similarity,
+                name=f"{key}_similarity",
+            )
+    st.caption(t("inspect.side.notice", n=n, d=d))
+
+
+def compare_tab() -> None:
+    """A second checkpoint beside the first: similarity, its offset profile and the probe error."""
+    st.markdown(t("inspect.compare.intro"))
+    chosen = pick_source("2")
+    if chosen is None:
+        return
+    other = load(chosen, key_widget=None)
+    if other is None:
+        return
+    if other.found.kind != "absolute":
+        st.warning(t("inspect.compare.kind"))
+        return
+    columns = st.columns(2)
+    profiles = {}
+    probes = {}
+    for column, item, key in zip(columns, (loaded, other), ("a", "b"), strict=True):
+        positions, sim = item(analysis.sampled_similarity, SIMILARITY_POSITIONS)
+        with column:
+            show(
+                similarity_heatmap(sim, positions, item.table.shape[0], title=item.label),
+                key=f"compare_{key}",
+                data=sim,
+                name=f"compare_{key}_similarity",
+            )
+        offsets, _, cosine = item(sin.strided_offset_profile)
+        profiles[item.label] = (offsets, cosine)
+        probes[item.label] = item(analysis.sampled_position_probe, PROBE_POSITIONS)
+    fig = figures.lines(
+        profiles[loaded.label][0],
+        {loaded.label: profiles[loaded.label][1]},
+        title=t("inspect.profile"),
+        x_title=t("inspect.axis.offset"),
+        y_title=t("inspect.axis.cosine"),
+    )
+    fig.add_scatter(x=profiles[other.label][0], y=profiles[other.label][1], mode="lines", name=other.label)
+    show(
+        fig,
+        notice=t("inspect.compare.notice"),
+        key="compare_offset",
+        data={f"{name} offset": pd.Series(o) for name, (o, _) in profiles.items()}
+        | {f"{name} mean_cosine": pd.Series(c) for name, (_, c) in profiles.items()},
+        name="compare_offset_profile",
+    )
+    show(
+        figures.bars(
+            list(probes),
+            list(probes.values()),
+            title=t("inspect.compare.probe"),
+            x_title=t("learned.axis.table"),
+            y_title=t("learned.axis.probe"),
+        ),
+        notice=t("inspect.probe.notice"),
+        key="compare_probe",
+        data={"table": list(probes), "mean_abs_error": list(probes.values())},
+        name="compare_probe",
+    )
+
+
+intro("inspect")
+loaded = None
+with controls():
+    chosen = pick_source()
+if chosen is None:
+    st.info(t("inspect.empty"))
+else:
+    with errors_shown():
+        loaded = load(chosen, key_widget="tensor")
+if loaded is not None:
+    found = loaded.found
+    st.markdown(
+        t(
+            "inspect.summary",
+            tensor=found.key,
+            rows=found.matrix.shape[0],
+            dims=found.matrix.shape[1],
+            dtype=found.dtype,
+            format=found.format,
+            known=found.known or t("inspect.unknown"),
+        )
+    )
+    if found.offset:
+        st.info(t("inspect.offset", offset=found.offset, rows=found.matrix.shape[0], positions=loaded.table.shape[0]))
+    hand_over(loaded)
+    if found.kind == "t5_bias":
+        with errors_shown():
+            t5_view(loaded)
+    else:
+        DRAW = {
+            "table": table_tab,
+            "similarity": similarity_tab,
+            "projection": projection_tab,
+            "spectrum": spectrum_tab,
+            "probe": probe_tab,
+            "sinusoidal": sinusoidal_tab,
+            "compare": compare_tab,
+        }
+        tabs = widgets.url_tabs({name: t(f"inspect.tab.{name}") for name in DRAW})
+        for name, draw in DRAW.items():  # only the open tab computes
+            with tabs[name], errors_shown():
+                if tabs[name].open:
+                    draw()
