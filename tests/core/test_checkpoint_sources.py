@@ -131,3 +131,22 @@ def test_summary_of_a_table_with_offset_rows():
     assert summary["shape"] == [6, 3] and summary["row_norm_max"] == pytest.approx(np.sqrt(2))
     assert summary["row_norm_min"] == 1.0
     assert summary["neighbour_cosine_mean"] == pytest.approx((0 + 0 + np.sqrt(0.5)) / 3)
+
+
+def test_fingerprint_follows_content_not_names(tmp_path):
+    from posviz.checkpoint import fingerprint
+
+    data = bytes(range(200))
+    changed = data[:99] + b"\xff" + data[100:]
+    assert fingerprint(data) == fingerprint(bytes(data)) != fingerprint(changed)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    weights = folder / "model.safetensors"
+    weights.write_bytes(data)
+    first = fingerprint(folder)
+    assert fingerprint(folder) == first and fingerprint(weights) != first
+    weights.write_bytes(data + b"x")  # a replaced file changes the folder's fingerprint
+    assert fingerprint(folder) != first
+    second = fingerprint(folder)
+    (folder / "config.json").write_text("{}")
+    assert fingerprint(folder) != second

@@ -359,3 +359,11 @@ def test_preset_values():
     assert (qwen.max_position_embeddings, qwen.target_context) == (32768, 131072)
     assert llama31.target_context == 131072
     assert rope_configs.parse_config(rope_configs.PRESETS["llama2_7b"]).target_context == 4096
+
+
+@pytest.mark.parametrize("name", list(rope_configs.PRESETS))
+def test_rope_fields_keep_everything_the_frequencies_need(name):
+    config = {**rope_configs.PRESETS[name], "vocab_size": 32000, "intermediate_size": 11008, "torch_dtype": "bf16"}
+    fields = rope_configs.rope_fields(config)
+    assert set(fields) <= set(rope_configs.ROPE_FIELDS) and "vocab_size" not in fields
+    assert rope_configs.parse_config(fields) == rope_configs.parse_config(config)
