@@ -125,12 +125,18 @@ def load(chosen: tuple, *, key_widget: str | None) -> Loaded | None:
     return Loaded(digest, found, name)
 
 
+def known_label(name: str | None) -> str:
+    """The translated name of a known tensor family (the core names them in English), or "" for None."""
+    suffix = {known.name: known.suffix for known in ckpt.KNOWN_KEYS}.get(name)
+    return t(f"inspect.known.{suffix}") if suffix else (name or "")
+
+
 def candidate_table(candidates) -> None:
     rows = {
         t("inspect.col.key"): [c.key for c in candidates],
         t("inspect.col.shape"): [" × ".join(map(str, c.shape)) for c in candidates],
         t("inspect.col.dtype"): [c.dtype for c in candidates],
-        t("inspect.col.known"): [c.known or "" for c in candidates],
+        t("inspect.col.known"): [known_label(c.known) for c in candidates],
     }
     with st.expander(t("inspect.candidates", n=len(candidates))):
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -474,7 +480,7 @@ if loaded is not None:
             dims=found.matrix.shape[1],
             dtype=found.dtype,
             format=found.format,
-            known=found.known or t("inspect.unknown"),
+            known=known_label(found.known) or t("inspect.unknown"),
         )
     )
     if found.offset:

@@ -332,3 +332,6 @@ def test_presentation_mode_and_csv_with_a_loaded_model(models):
         tr("zh", "inspect.norms"),
     ]
     assert tr("zh", "inspect.table.notice") in [c.value for c in at.caption]
+    summary = tr("zh", "inspect.summary", tensor="transformer.wpe.weight", rows=64, dims=32, dtype="float32",
+                 format="safetensors", known=tr("zh", "inspect.known.wpe.weight"))  # fmt: skip
+    assert summary in [m.value for m in at.markdown]
