@@ -28,6 +28,7 @@ PAGES = [
     ("relative", "pages/6_relative.py", ":material/compare_arrows:"),
     ("xlnet", "pages/7_xlnet.py", ":material/shuffle:"),
     ("inspect", "pages/8_inspect.py", ":material/search:"),
+    ("lab", "pages/9_lab.py", ":material/model_training:"),
 ]
 
 st.navigation(

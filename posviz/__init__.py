@@ -28,6 +28,11 @@ Checkpoints (posviz.checkpoint: safe loading of safetensors, PyTorch, .npy and .
     errors: CheckpointError > UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable > RopeModel,
     BadTable, TooLarge; limits MAX_UPLOAD_BYTES, MAX_NPZ_MEMBERS
 
+Training lab (posviz.lab, needs torch; loaded on first use, so ``import posviz`` does not import torch)
+    TrainConfig, train(config, progress=None, snapshot_every=None, should_stop=None) -> RunResult,
+    evaluate_lengths(result, lengths) -> LengthAccuracy, position_accuracy(encoding, config=None) -> float;
+    posviz.lab also has ENCODINGS, save(result, path), load(path) and the corpus
+
 Example::
 
     >>> import posviz
@@ -140,3 +145,15 @@ __all__ = [
     "t5_relative_bucket",
     "xlnet_masks",
 ]
+
+#: Names of the training lab re-exported here; they import torch, so they load on first use (PEP 562).
+_LAB_NAMES = ("LengthAccuracy", "RunResult", "TrainConfig", "evaluate_lengths", "position_accuracy", "train")
+
+
+def __getattr__(name: str):
+    if name == "lab" or name in _LAB_NAMES:
+        from importlib import import_module
+
+        lab = import_module(".lab", __name__)
+        return lab if name == "lab" else getattr(lab, name)
+    raise AttributeError(f"module 'posviz' has no attribute {name!r}")

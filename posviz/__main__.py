@@ -1,5 +1,6 @@
-"""Command line: ``python -m posviz families``, ``python -m posviz table FAMILY [name=value ...]`` and
-``python -m posviz inspect PATH [--key KEY]``."""
+"""Command line: ``python -m posviz families``, ``python -m posviz table FAMILY [name=value ...]``,
+``python -m posviz inspect PATH [--key KEY]`` and
+``python -m posviz train --encoding ENCODING [--steps N] [--seed S] --out FILE``."""
 
 from __future__ import annotations
 
@@ -94,6 +95,28 @@ def _inspect(args) -> int:
     return 0
 
 
+def _train(args) -> int:
+    from pathlib import Path
+
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise ValueError(f"cannot write {out}: the folder {out.parent} does not exist")
+    from . import lab
+
+    options = {name: value for name, value in (("steps", args.steps), ("seed", args.seed)) if value is not None}
+    config = lab.TrainConfig(encoding=args.encoding, **options)
+    every = max(1, config.steps // 10)
+
+    def progress(step: int, total: int, loss: float) -> None:
+        if step % every == 0 or step == total:
+            print(f"step {step:>6}/{total}  loss {loss:.4f}", file=sys.stderr, flush=True)
+
+    result = lab.train(config, progress=progress)
+    lab.save(result, out)
+    print(json.dumps({**result.metrics(), "out": str(out)}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m posviz", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -109,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     inspect.add_argument("path", help="a model file (safetensors, PyTorch, .npy, .npz) or a model folder")
     inspect.add_argument("--key", help="the full name of the tensor to summarise (default: the best known key)")
     inspect.set_defaults(run=_inspect)
+    train = sub.add_parser("train", help="train the lab's micro BERT with one encoding; print its metrics as JSON")
+    train.add_argument("--encoding", required=True, help="sinusoidal, learned, sin-init, rope, alibi or nope")
+    train.add_argument("--steps", type=int, help="training steps (default: the lab's default budget)")
+    train.add_argument("--seed", type=int, help="seed of the weights and the corpus (default 0)")
+    train.add_argument("--out", required=True, help="write the trained model to FILE (safetensors)")
+    train.set_defaults(run=_train)
     args = parser.parse_args(argv)
     try:
         return args.run(args)

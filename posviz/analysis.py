@@ -55,6 +55,19 @@ def cosine_similarity_matrix(table) -> np.ndarray:
     return np.clip(unit @ unit.T, -1.0, 1.0)
 
 
+def similarity_stack(tables) -> np.ndarray:
+    """``cosine_similarity_matrix`` of each table in a stack (k, n, d) at once: (k, n, n). Used for snapshots of
+    one table taken along training."""
+    stack = np.asarray(tables, dtype=np.float64)
+    if stack.ndim != 3 or 0 in stack.shape:
+        raise ValueError(f"a stack of tables must have shape (snapshots, positions, dims); got {stack.shape}")
+    if not np.isfinite(stack).all():
+        raise ValueError("the tables contain NaN or infinite values")
+    norms = np.linalg.norm(stack, axis=2, keepdims=True)
+    unit = stack / np.where(norms > 0, norms, 1.0)
+    return np.einsum("kid,kjd->kij", unit, unit)
+
+
 @dataclass(frozen=True)
 class OffsetProfile:
     """Mean similarity of all pairs of positions at each distance.

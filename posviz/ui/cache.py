@@ -74,6 +74,11 @@ class _BudgetCache:
                     del self._sizes[oldest]
         return result
 
+    def peek(self, key):
+        """The result stored under ``key``, or None; computes nothing."""
+        with self._lock:
+            return self._entries.get(key)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
@@ -149,6 +154,19 @@ def candidates(source, digest: str, *, name: str | None = None) -> list:
     from posviz import checkpoint as ckpt
 
     return STORE.get(("candidates", digest), lambda: ckpt.list_position_candidates(source, name=name))
+
+
+def lab_run(config, progress=None):
+    """``posviz.lab.train(config, progress)``, cached by the configuration (a frozen dataclass), so a trained
+    encoding is never trained twice and every session sees it. ``progress`` is not part of the key."""
+    from posviz import lab
+
+    return STORE.get(("lab", config), lambda: lab.train(config, progress=progress))
+
+
+def lab_done(config):
+    """The cached run of ``config``, or None when it has not been trained yet."""
+    return STORE.peek(("lab", config))
 
 
 def call(func, *args, **kwargs):

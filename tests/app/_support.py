@@ -39,6 +39,8 @@ def app_pages() -> tuple[tuple[str, str], ...]:
 PAGE_NAMES = tuple(name for name, _ in app_pages())
 PAGE_FILES = dict(app_pages())
 LANGS = ("en", "zh")
+#: Pages that draw no figure until the user loads or trains something.
+EMPTY_PAGES = ("home", "inspect", "lab")
 
 
 @cache
@@ -234,6 +236,7 @@ def default_titles(page: str, lang: str) -> list[str]:
         "relative": [("relative.shaw.index", {"k": 8}), ("relative.shaw.distinct", {"k": 8, "total": 17})],
         "xlnet": [("xlnet.content", {}), ("xlnet.query", {})],
         "inspect": [],  # nothing is loaded in the default view
+        "lab": [],  # nothing is trained in the default view
     }[page]
     return [tr(lang, key, **values) for key, values in keys]
 

@@ -37,6 +37,7 @@ CHART_COUNT = {
     "relative": 2,
     "xlnet": 3,
     "inspect": 0,
+    "lab": 0,
 }
 
 

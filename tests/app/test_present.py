@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ._support import PAGE_NAMES, assert_clean, figures, open_page, tr
+from ._support import EMPTY_PAGES, PAGE_NAMES, assert_clean, figures, open_page, tr
 
-FAMILY_PAGES = [
-    p for p in PAGE_NAMES if p not in ("home", "inspect")
-]  # the inspector is empty until a model is loaded; test_inspect covers it
+FAMILY_PAGES = [p for p in PAGE_NAMES if p not in EMPTY_PAGES]  # test_inspect and test_lab cover those with content
 
 
 @pytest.mark.parametrize("page", FAMILY_PAGES)

@@ -338,3 +338,14 @@ def test_large_pca_through_the_gram_matrix_equals_the_svd(shape):
     for axis in range(2):
         sign = np.sign(got[:, axis] @ want[:, axis])
         np.testing.assert_allclose(got[:, axis], sign * want[:, axis], rtol=1e-7, atol=1e-7 * s[0])
+
+
+def test_similarity_stack_is_each_tables_similarity():
+    tables = np.random.default_rng(9).normal(size=(4, 7, 5))
+    tables[2, 3] = 0.0  # a zero row: similarity 0 to everything, as in cosine_similarity_matrix
+    stack = posviz.analysis.similarity_stack(tables)
+    assert stack.shape == (4, 7, 7)
+    for k in range(4):
+        np.testing.assert_allclose(stack[k], posviz.cosine_similarity_matrix(tables[k]), atol=1e-14)
+    with pytest.raises(ValueError, match="snapshots, positions, dims"):
+        posviz.analysis.similarity_stack(tables[0])

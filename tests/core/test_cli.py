@@ -6,8 +6,10 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import posviz
+from posviz.__main__ import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,3 +79,31 @@ def test_inspect_of_a_rope_model_reports_its_settings(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("0 candidate tables")
     assert "is a RoPE model" in out.stdout and "head_dim 16, base 500000" in out.stdout
+
+
+def test_train_writes_the_model_and_prints_its_metrics_as_json(tmp_path):
+    target = tmp_path / "learned.safetensors"
+    out = _run("train", "--encoding", "learned", "--steps", "20", "--seed", "3", "--out", str(target))
+    assert out.returncode == 0, out.stderr
+    metrics = json.loads(out.stdout.strip().splitlines()[-1])
+    assert metrics["encoding"] == "learned" and metrics["steps"] == 20 and metrics["seed"] == 3
+    assert {"final_loss", "mlm_accuracy", "probe_before", "probe_after", "seconds"} <= metrics.keys()
+    assert 0.0 <= metrics["mlm_accuracy"] <= 1.0 and metrics["final_loss"] > 0
+    assert "step     20/20" in out.stderr
+    table = posviz.load_position_embeddings(target)
+    assert table.key == "embeddings.position_embeddings.weight" and table.table.shape == (32, 64)
+
+
+def test_train_with_bad_arguments_is_a_sentence_and_exit_code_2(tmp_path, capsys):
+    out = _run("train", "--encoding", "rope", "--out", str(tmp_path / "missing" / "m.safetensors"))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"the folder {tmp_path / 'missing'} does not exist" in out.stderr
+    assert main(["train", "--encoding", "absolute", "--out", str(tmp_path / "m.safetensors")]) == 2
+    wrong = "encoding must be one of sinusoidal, learned, sin-init, rope, alibi, nope; got 'absolute'"
+    assert wrong in capsys.readouterr().err
+    assert main(["train", "--encoding", "rope", "--steps", "0", "--out", str(tmp_path / "m.safetensors")]) == 2
+    assert "steps must be a whole number from 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["train", "--encoding", "rope", "--steps", "many", "--out", str(tmp_path / "m.safetensors")])
+    assert exit_info.value.code == 2 and "invalid int value: 'many'" in capsys.readouterr().err
+    assert not (tmp_path / "m.safetensors").exists()

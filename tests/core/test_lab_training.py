@@ -1,0 +1,106 @@
+"""Short, seeded training runs of every encoding show an honest learning signal: tables that learn neighbourhoods,
+encodings that beat a model without positions, a saved file the checkpoint loader opens, and a learned table that
+fails past its end the way torch does."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import posviz
+from posviz import lab
+from posviz.encodings.learned import torch_lookup_error
+from posviz.lab.train import held_out
+
+torch.set_num_threads(1)
+
+BUDGET = lab.TrainConfig(steps=120)
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, lab.RunResult]:
+    return {enc: lab.train(lab.TrainConfig(encoding=enc, steps=BUDGET.steps)) for enc in lab.ENCODINGS}
+
+
+def _neighbour_margin(table: np.ndarray, far: int = 4) -> float:
+    """Mean cosine of positions one apart minus the mean cosine of positions at least ``far`` apart."""
+    cosine = posviz.offset_profile(table).mean_cosine
+    return float(cosine[1] - cosine[far:].mean())
+
+
+def test_the_learned_table_makes_neighbours_alike(runs):
+    run = runs["learned"]
+    assert run.snapshot_steps[0] == 0 and run.snapshot_steps[-1] == BUDGET.steps
+    assert abs(_neighbour_margin(run.snapshots[0])) < 0.05  # N(0, 0.02^2) rows: no neighbourhood at all
+    assert _neighbour_margin(run.snapshots[-1]) > 0.4
+    np.testing.assert_array_equal(run.snapshots[-1], run.model.position_table())
+
+
+def test_the_probe_reads_positions_better_after_training(runs):
+    learned, sin_init = runs["learned"], runs["sin-init"]
+    assert learned.probe_after < 0.7 * learned.probe_before
+    assert sin_init.probe_before < 0.1  # the sinusoidal start is linearly decodable from the first step
+    assert math.isnan(runs["rope"].probe_before) and math.isnan(runs["rope"].probe_after)
+    assert "probe_after" in learned.metrics() and "probe_after" not in runs["rope"].metrics()
+
+
+def test_position_aware_encodings_beat_nope(runs):
+    nope = runs["nope"].mlm_accuracy
+    _, labels = held_out(runs["nope"].config)
+    assert nope <= lab.bag_of_tokens_ceiling(labels) + 1e-3  # what any order-blind model can reach
+    for enc in ("sinusoidal", "learned", "sin-init", "rope", "alibi"):
+        assert runs[enc].mlm_accuracy > nope + 0.3, (enc, runs[enc].mlm_accuracy, nope)
+        assert runs[enc].final_loss < runs["nope"].final_loss - 1.0, enc
+
+
+def test_the_saved_file_opens_in_the_checkpoint_loader(runs, tmp_path):
+    for enc in ("learned", "sin-init"):
+        path = lab.save(runs[enc], tmp_path / f"{enc}.safetensors")
+        table = posviz.load_position_embeddings(path)
+        assert table.key == lab.TABLE_KEY and table.offset == 0 and table.kind == "absolute"
+        np.testing.assert_array_equal(table.table, runs[enc].model.position_table())
+        config, model = lab.load(path)
+        assert config == runs[enc].config
+        ids = torch.from_numpy(held_out(config, sequences=4)[0])
+        with torch.no_grad():
+            torch.testing.assert_close(model(ids), runs[enc].model(ids))
+    rope = lab.save(runs["rope"], tmp_path / "rope.safetensors")
+    with pytest.raises(posviz.NoPositionTable):
+        posviz.load_position_embeddings(rope)
+
+
+def test_past_the_learned_table_the_result_is_torchs_error(runs):
+    lengths = [16, 32, 48]
+    learned = lab.evaluate_lengths(runs["learned"], lengths)
+    assert np.all(np.isfinite(learned.accuracy[:2])) and learned.errors[:2] == (None, None)
+    assert math.isnan(learned.accuracy[2])
+    assert learned.errors[2] == f"IndexError: {torch_lookup_error(32, 48)}"
+    assert "index out of range" in learned.errors[2]
+    for enc in ("sinusoidal", "rope", "alibi", "nope"):
+        result = lab.evaluate_lengths(runs[enc], lengths)
+        assert np.all(np.isfinite(result.accuracy)) and result.errors == (None, None, None), enc
+    assert lab.evaluate_lengths(runs["rope"], [32]).accuracy[0] == pytest.approx(runs["rope"].mlm_accuracy, abs=0.05)
+
+
+def test_a_run_is_reproducible_and_can_be_stopped():
+    config = lab.TrainConfig(encoding="sin-init", steps=12, seed=7)
+    calls = []
+    stopped = lab.train(
+        config, progress=lambda *a: calls.append(a), snapshot_every=2, should_stop=lambda: len(calls) >= 5
+    )
+    assert stopped.stopped and stopped.losses.size == 5
+    assert [c[:2] for c in calls] == [(s, 12) for s in range(1, 6)] and calls[-1][2] == stopped.losses[-1]
+    assert stopped.snapshot_steps.tolist() == [0, 2, 4, 5]
+    full, again = lab.train(config), lab.train(config)
+    assert not full.stopped and full.losses.size == 12
+    np.testing.assert_array_equal(full.losses, again.losses)
+    np.testing.assert_array_equal(full.snapshots, again.snapshots)
+    np.testing.assert_array_equal(full.losses[:5], stopped.losses)
+
+
+def test_the_isolation_check_finds_positions_only_where_an_encoding_gives_them():
+    config = lab.TrainConfig(steps=60)
+    assert lab.position_accuracy("sinusoidal", config) > 0.9
+    assert lab.position_accuracy("learned", config) > 0.9
+    assert lab.position_accuracy("nope", config) < 3 / config.seq_len  # chance is 1 / seq_len
