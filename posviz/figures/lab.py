@@ -35,7 +35,7 @@ def similarity_animation(
                 "type": "buttons",
                 "direction": "left",
                 "x": 0.0,
-                "y": -0.12,
+                "y": -0.16,
                 "xanchor": "left",
                 "yanchor": "top",
                 "showactive": False,
@@ -48,16 +48,16 @@ def similarity_animation(
         sliders=[
             {
                 "active": 0,
-                "x": 0.17,
-                "len": 0.83,
-                "y": -0.05,
+                "x": 0.24,
+                "len": 0.76,
+                "y": -0.16,
                 "yanchor": "top",
                 "currentvalue": {"prefix": slider_prefix},
                 "steps": [{"label": name, "method": "animate", "args": [[name], still]} for name in names],
             }
         ],
     )
-    fig.update_yaxes(autorange="reversed", scaleanchor="x")
+    fig.update_yaxes(autorange="reversed")
     style(fig, title, axis_title, axis_title, height)
-    fig.update_layout(margin={"l": 60, "r": 20, "t": 60, "b": 130})
+    fig.update_layout(margin={"l": 60, "r": 20, "t": 60, "b": 150})
     return fig
