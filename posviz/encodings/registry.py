@@ -60,6 +60,9 @@ class Family:
     learnable: bool
     extrapolates: bool  # defined for positions past the training length?
     capabilities: frozenset[str] = field(default_factory=frozenset)
+    depends_on: str = ""  # what the position signal is a function of: "position", "offset" (j - i) or "order"
+    param_formula: str = ""  # learned parameters per layer, n = context length, e.g. "n·d"
+    models: str = ""  # well-known models that use the family
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -101,6 +104,9 @@ FAMILIES: dict[str, Family] = {
             learnable=False,
             extrapolates=True,
             capabilities=frozenset({"table", "similarity", "projection"}),
+            depends_on="position",
+            param_formula="0",
+            models="Transformer (2017), Marian",
         ),
         Family(
             key="learned",
@@ -125,6 +131,9 @@ FAMILIES: dict[str, Family] = {
             learnable=True,
             extrapolates=False,
             capabilities=frozenset({"table", "similarity", "projection"}),
+            depends_on="position",
+            param_formula="n·d",
+            models="BERT, GPT-2, RoBERTa",
         ),
         Family(
             key="rope",
@@ -143,6 +152,9 @@ FAMILIES: dict[str, Family] = {
             learnable=False,
             extrapolates=True,
             capabilities=frozenset({"table", "scores", "scaling"}),
+            depends_on="offset",
+            param_formula="0",
+            models="LLaMA, Qwen, Mistral, GPT-NeoX",
         ),
         Family(
             key="alibi",
@@ -164,6 +176,9 @@ FAMILIES: dict[str, Family] = {
             learnable=False,
             extrapolates=True,
             capabilities=frozenset({"bias"}),
+            depends_on="offset",
+            param_formula="0",
+            models="BLOOM, MPT",
         ),
         Family(
             key="shaw",
@@ -180,6 +195,9 @@ FAMILIES: dict[str, Family] = {
             learnable=True,
             extrapolates=True,
             capabilities=frozenset({"index"}),
+            depends_on="offset",
+            param_formula="2(2k+1)·d_head",
+            models="Music Transformer, BERT relative_key",
         ),
         Family(
             key="t5",
@@ -201,6 +219,9 @@ FAMILIES: dict[str, Family] = {
             learnable=True,
             extrapolates=True,
             capabilities=frozenset({"index"}),
+            depends_on="offset",
+            param_formula="buckets·heads",
+            models="T5, Flan-T5, mT5",
         ),
         Family(
             key="xlnet",
@@ -215,6 +236,9 @@ FAMILIES: dict[str, Family] = {
             learnable=False,
             extrapolates=True,
             capabilities=frozenset({"mask"}),
+            depends_on="order",
+            param_formula="0",
+            models="XLNet",
         ),
     )
 }

@@ -158,3 +158,13 @@ def test_length_maxima_fit_the_core_limits():
             else:
                 assert p.maximum**2 <= budget
     assert math.isfinite(budget)
+
+
+@pytest.mark.parametrize("key", FAMILY_KEYS)
+def test_comparison_fields_agree_with_the_flags(key):
+    """The Compare page's feature table reads these fields; they must not contradict the flags above."""
+    fam = posviz.FAMILIES[key]
+    assert fam.depends_on in ("position", "offset", "order")
+    assert (fam.depends_on == "offset") == fam.relative
+    assert (fam.param_formula == "0") == (not fam.learnable)  # only learned families have parameters
+    assert fam.models

@@ -1,0 +1,250 @@
+"""Every family on the same axes: what it contributes at each offset, what it does past the training length, and
+what it costs as the context grows.
+
+Each family's position signal is a different kind of number (a cosine similarity, a score, a bias, an index, a
+mask), so every function here says which one it returns; ``QUANTITY`` names it per family. The parameters of a
+family are those of its registry entry (``posviz.FAMILIES[key].params``), given as a dict or as (name, value) pairs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .analysis import offset_profile
+from .encodings import _checks, alibi, learned, relative, rope, sinusoidal, xlnet
+from .encodings.registry import FAMILIES, family
+
+#: What ``offset_curve`` returns for each family.
+QUANTITY = {
+    "sinusoidal": "cosine",
+    "learned": "cosine",
+    "rope": "score",
+    "alibi": "bias",
+    "t5": "bias",
+    "shaw": "index",
+    "xlnet": "visible",
+}
+#: Heads of the synthetic T5 bias table; ``offset_curve`` shows its head 0.
+T5_HEADS = 8
+#: Families whose learned parameters and stored numbers ``parameter_count`` and ``stored_floats`` know.
+COST_FAMILIES = ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw")
+
+
+def _settings(key: str, params) -> dict:
+    """The registry defaults of ``key`` updated with ``params`` (a dict or (name, value) pairs); unknown names fail."""
+    fam = family(key)
+    given = dict(params or {})
+    unknown = sorted(set(given) - {p.name for p in fam.params})
+    if unknown:
+        raise ValueError(f"{fam.name} has no parameter {unknown[0]!r}; its parameters are {', '.join(fam.defaults())}")
+    return fam.defaults() | given
+
+
+def _signed(lags: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A curve known for offsets 0 .. n - 1 that is even in the offset, spread over -(n - 1) .. n - 1."""
+    return np.concatenate([-lags[:0:-1], lags]), np.concatenate([values[:0:-1], values])
+
+
+def offset_curve(key: str, params=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(offsets, values)``: the family's position signal as a function of the offset o = j - i (key minus query),
+    for o = -(L - 1) .. L - 1 with L the family's length parameter. What ``values`` is (``QUANTITY[key]``):
+
+    - sinusoidal, learned ("cosine"): the mean over i of cos(PE(i), PE(i + |o|)), from ``analysis.offset_profile``;
+      for the sinusoidal table (even d) it is exactly (2 / d) sum_k cos(o omega_k) (Vaswani et al., 2017).
+    - rope ("score"): RoPE(q, i) . RoPE(k, j) / head_dim with q = k = (1, ..., 1), which is
+      mean_k cos(o theta_k), theta_k = base^(-2k / head_dim) (Su et al., 2021, section 3.4.3).
+    - alibi ("bias"): -m_h |o| of the chosen head h (Press et al., 2022); NaN for o > 0 when causal (masked keys).
+    - t5 ("bias"): bias[bucket(o), 0] of ``relative.t5_synthetic_bias_table(num_buckets, T5_HEADS)``, a made-up
+      table (not a trained model), looked up through T5's buckets (Raffel et al., 2020).
+    - shaw ("index"): the index clip(o, -k, k) + k of the learned vector used at offset o (Shaw et al., 2018).
+    - xlnet ("visible"): the share of queries i whose query stream may see key i + o, rank(i + o) < rank(i), in
+      the factorisation order drawn from ``seed`` (Yang et al., 2019).
+    """
+    s = _settings(key, params)
+    if key in ("sinusoidal", "learned"):
+        profile = offset_profile(family(key).build(**s))
+        return _signed(profile.offsets, profile.mean_cosine)
+    length = int(s["n_positions"] if key == "rope" else s["seq_len"])
+    offsets = np.arange(-(length - 1), length)
+    if key == "rope":
+        inv, _ = rope.rope_inv_freq(s["head_dim"], base=s["base"])
+        if offsets.size * inv.size > _checks.MAX_ELEMENTS:
+            raise ValueError(f"{offsets.size:,} offsets x {inv.size:,} pairs are too many to compute at once")
+        return offsets, np.cos(offsets[:, None] * inv[None, :]).mean(axis=1)
+    if key == "alibi":
+        slope = alibi.alibi_slopes(s["n_heads"])[min(int(s["head"]), int(s["n_heads"]) - 1)]
+        bias = -slope * np.abs(offsets).astype(np.float64)
+        return offsets, np.where((offsets > 0) & bool(s["causal"]), np.nan, bias)
+    if key == "t5":
+        table = relative.t5_synthetic_bias_table(s["num_buckets"], T5_HEADS)
+        kw = dict(bidirectional=bool(s["bidirectional"]), max_distance=s["max_distance"])
+        return offsets, relative.t5_bias_curve(table, offsets, **kw)[0]
+    if key == "shaw":
+        k = _checks.positive_int("max_relative_position", s["max_relative_position"])
+        return offsets, (np.clip(offsets, -k, k) + k).astype(np.float64)
+    _, query = xlnet.xlnet_masks(xlnet.factorisation_order(length, s["seed"]))
+    i, j = np.indices(query.shape)
+    seen = np.bincount((j - i).ravel() + length - 1, weights=query.ravel(), minlength=offsets.size)
+    return offsets, seen / (length - np.abs(offsets))
+
+
+def _lengths(name: str, values) -> np.ndarray:
+    lengths = np.asarray(values)
+    if lengths.ndim != 1 or lengths.size == 0 or lengths.dtype.kind not in "iu" or np.any(lengths < 1):
+        raise ValueError(f"{name} must be a list of whole numbers of at least 1; got {values!r}")
+    return lengths.astype(np.int64)
+
+
+def unseen_angle_share(steps, train_len: int, inv_freq) -> np.ndarray:
+    """For each step x (a position for the sinusoidal table, a distance for RoPE), the share of pairs k whose
+    angle x omega_k (mod 2 pi) lies outside the arc the pair swept during training, shape (len(steps),).
+
+    Training visits x = 0 .. T - 1, so pair k has swept the arc [0, (T - 1) omega_k]. A pair with
+    (T - 1) omega_k >= 2 pi has seen every angle; a slower pair meets a new angle whenever
+    (x omega_k mod 2 pi) > (T - 1) omega_k. Fast pairs repeat; only slow pairs walk into the unknown (the
+    "critical dimension" of Liu et al., 2023, "Scaling Laws of RoPE-based Extrapolation").
+    """
+    x = np.asarray(steps, dtype=np.float64)
+    if x.ndim != 1 or np.any(x < 0) or not np.all(np.isfinite(x)):
+        raise ValueError("steps must be a list of positions or distances of at least 0")
+    t = _checks.positive_int("train_len", train_len)
+    inv = np.asarray(inv_freq, dtype=np.float64)
+    swept = (t - 1) * inv
+    angle = np.mod(x[:, None] * inv[None, :], 2 * math.pi)
+    return ((swept[None, :] < 2 * math.pi) & (angle > swept[None, :] + 1e-9)).mean(axis=1)
+
+
+def _pairs_at(length: int) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets o = j - i of an L x L attention, -(L - 1) .. L - 1, and how many (i, j) pairs have each: L - |o|."""
+    offsets = np.arange(-(length - 1), length)
+    return offsets, length - np.abs(offsets)
+
+
+def t5_last_bucket_share(seq_lens, *, num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = True):
+    """Share of the L x L (query, key) pairs whose T5 bucket is the last of its side, for each L in ``seq_lens``.
+
+    The last bucket of a side (num_buckets / 2 - 1 and num_buckets - 1 when bidirectional, num_buckets - 1 when
+    causal) collects every distance from about max_distance on (Raffel et al., 2020): the farther the context
+    grows past it, the more pairs share one number. Counted over offsets, L - |o| pairs at offset o.
+    """
+    lengths = _lengths("seq_lens", seq_lens)
+    if lengths.max() > _checks.MAX_POSITIONS:
+        raise ValueError(f"seq_lens must be at most {_checks.MAX_POSITIONS:,}; got {lengths.max():,}")
+    top = int(lengths.max())
+    offsets = np.arange(-(top - 1), top)
+    kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    bucket = relative.t5_relative_bucket(offsets, **kw)
+    side = num_buckets // 2 if bidirectional else num_buckets
+    last = bucket % side == side - 1
+    count = np.clip(lengths[:, None] - np.abs(offsets)[None, :], 0, None)
+    return (count * last[None, :]).sum(axis=1) / lengths.astype(np.float64) ** 2
+
+
+def shaw_clipped_share(seq_lens, max_relative_position: int) -> np.ndarray:
+    """Share of the L x L (query, key) pairs farther apart than k, which all share the vectors of distance +-k
+    (Shaw et al., 2018): sum over |o| > k of (L - |o|), divided by L^2, which is (L - k - 1)(L - k) / L^2 for L > k."""
+    lengths = _lengths("seq_lens", seq_lens)
+    k = _checks.positive_int("max_relative_position", max_relative_position)
+    far = np.clip(lengths - k - 1, 0, None).astype(np.float64)
+    return far * (far + 1) / lengths.astype(np.float64) ** 2
+
+
+def parameter_count(key: str, n_positions, *, d_model: int, n_heads: int, num_buckets: int = 32, k: int = 16):
+    """Learned parameters of one layer's position signal at context length n, for each n in ``n_positions``.
+
+    sinusoidal, RoPE, ALiBi: 0 (formulas, nothing learned); learned: n d (one row per position);
+    T5: num_buckets x n_heads (one scalar per bucket and head, Raffel et al., 2020); Shaw: 2 (2k + 1) d_head,
+    vectors for offsets -k .. k for the keys and again for the values (Shaw et al., 2018, equations 3 and 4),
+    with d_head = d_model // n_heads.
+    """
+    n = _lengths("n_positions", n_positions).astype(np.float64)
+    d, h, b, k = _cost_settings(key, d_model, n_heads, num_buckets, k)
+    count = {
+        "learned": n * d,
+        "t5": np.full_like(n, b * h),
+        "shaw": np.full_like(n, 2 * (2 * k + 1) * (d // h)),
+    }
+    return count.get(key, np.zeros_like(n))
+
+
+def stored_floats(key: str, n_positions, *, d_model: int, n_heads: int, num_buckets: int = 32, k: int = 16):
+    """Numbers one layer keeps for its position signal at context length n, as a plain implementation builds them:
+    its parameters plus what grows with n.
+
+    sinusoidal: the table, n d; learned: the table, n d; RoPE: cos and sin caches of n x d_head / 2 each, n d_head;
+    ALiBi: n_heads slopes and the bias added to the scores, n_heads n^2; T5: its table plus the bias,
+    num_buckets n_heads + n_heads n^2; Shaw: its vectors plus the relative scores q_i . a_ij, n_heads n^2.
+    """
+    n = _lengths("n_positions", n_positions).astype(np.float64)
+    d, h, b, _ = _cost_settings(key, d_model, n_heads, num_buckets, k)
+    grows = {"sinusoidal": n * d, "learned": 0.0, "rope": n * (d // h), "alibi": h + h * n**2}
+    extra = grows.get(key, h * n**2)
+    return parameter_count(key, n_positions, d_model=d, n_heads=h, num_buckets=b, k=k) + extra
+
+
+def _cost_settings(key: str, d_model, n_heads, num_buckets, k) -> tuple[int, int, int, int]:
+    _checks.choice("family", key, COST_FAMILIES)
+    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    h = _checks.positive_int("n_heads", n_heads, maximum=alibi.MAX_HEADS)
+    if h > d:
+        raise ValueError(f"{h} heads cannot split a model dimension of {d}: each head needs at least one dimension")
+    return d, h, _checks.positive_int("num_buckets", num_buckets), _checks.positive_int("k", k)
+
+
+def beyond_training(train_len: int, eval_len: int, params: dict | None = None, *, max_points: int = 2048) -> dict:
+    """What each family does from step 0 to ``eval_len`` - 1 after training on ``train_len`` positions; a dict
+    family -> ``(steps, values)`` with at most ``max_points`` evenly spaced steps (always the first and last):
+
+    - sinusoidal: ``unseen_angle_share`` by position (new absolute angles: vectors the model never saw);
+    - rope: ``unseen_angle_share`` by distance (new rotation angles between query and key);
+    - learned: 0 where a row exists (p < T) and NaN past the table, where the lookup fails;
+    - alibi: the bias -m_h d of head ``head`` by distance d: the same straight line, long or short;
+    - t5: the synthetic bias by distance: flat from max_distance on, every far key in the last bucket.
+
+    ``params`` maps a family to its registry parameters (defaults otherwise).
+    """
+    t = _checks.positive_int("train_len", train_len, maximum=_checks.MAX_POSITIONS)
+    e = _checks.positive_int("eval_len", eval_len, maximum=_checks.MAX_POSITIONS)
+    params = params or {}
+    steps = np.unique(np.round(np.linspace(0, e - 1, min(e, max_points))).astype(np.int64))
+    sin_settings, rope_settings = (
+        _settings("sinusoidal", params.get("sinusoidal")),
+        _settings("rope", params.get("rope")),
+    )
+    omega = sinusoidal.sinusoidal_frequencies(sin_settings["d_model"], base=sin_settings["base"])
+    theta, _ = rope.rope_inv_freq(rope_settings["head_dim"], base=rope_settings["base"])
+    a, t5 = _settings("alibi", params.get("alibi")), _settings("t5", params.get("t5"))
+    slope = alibi.alibi_slopes(a["n_heads"])[min(int(a["head"]), int(a["n_heads"]) - 1)]
+    table = relative.t5_synthetic_bias_table(t5["num_buckets"], T5_HEADS)
+    kw = dict(bidirectional=bool(t5["bidirectional"]), max_distance=t5["max_distance"])
+    return {
+        "sinusoidal": (steps, unseen_angle_share(steps, t, omega)),
+        "learned": (steps, np.where(steps < t, 0.0, np.nan)),
+        "rope": (steps, unseen_angle_share(steps, t, theta)),
+        "alibi": (steps, -slope * steps.astype(np.float64)),
+        "t5": (steps, relative.t5_bias_curve(table, -steps, **kw)[0]),
+    }
+
+
+def learned_past_end(train_len: int, eval_len: int) -> str:
+    """The IndexError a learned table of ``train_len`` rows gives for position ``eval_len`` - 1, or "" when the
+    position is inside the table."""
+    t = _checks.positive_int("train_len", train_len, maximum=_checks.MAX_POSITIONS)
+    e = _checks.positive_int("eval_len", eval_len, maximum=_checks.MAX_POSITIONS)
+    return learned.lookup_error(t, e - 1) if e > t else ""
+
+
+#: Stages of attention where a family's signal enters, in the order data flows, and what the signal depends on.
+STAGES = ("input", "rotation", "bias", "mask")
+DEPENDS = ("position", "offset", "order")
+
+
+def family_cells() -> list[tuple[int, int, list[str]]]:
+    """The registry's families grouped by where they enter (``Family.enters``, index into ``STAGES``) and what their
+    signal depends on (``Family.depends_on``, index into ``DEPENDS``): ``(stage, depends, keys)``, registry order."""
+    cells: dict[tuple[int, int], list[str]] = {}
+    for fam in FAMILIES.values():
+        cells.setdefault((STAGES.index(fam.enters), DEPENDS.index(fam.depends_on)), []).append(fam.key)
+    return [(x, y, keys) for (x, y), keys in cells.items()]
