@@ -29,6 +29,9 @@ PAGES = [
     ("xlnet", "pages/7_xlnet.py", ":material/shuffle:"),
     ("inspect", "pages/8_inspect.py", ":material/search:"),
     ("lab", "pages/9_lab.py", ":material/model_training:"),
+    ("compare", "pages/10_compare.py", ":material/balance:"),
+    ("pitfalls", "pages/11_pitfalls.py", ":material/bug_report:"),
+    ("claims", "pages/12_claims.py", ":material/fact_check:"),
 ]
 
 st.navigation(

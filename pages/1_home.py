@@ -1,16 +1,171 @@
-"""Home: what posviz is and a map of the families."""
+"""Home: why a Transformer needs positions (a sentence and its shuffle through one attention head), a first
+lesson's tour, the map of the families and the other tools."""
 
+import os
+
+import pandas as pd
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import posviz
-from posviz.ui import intro, t
+from posviz import attention_demo as demo
+from posviz.figures import home as homefig
+from posviz.ui import cache, controls, errors_shown, intro, show, t, widgets
+
+OWN = "own"
+#: The first lesson: (step, page script, query parameters that open the right view).
+TOUR = (
+    ("demo", "pages/1_home.py", {"pe": "true"}),
+    ("table", "pages/2_sinusoidal.py", None),
+    ("distance", "pages/2_sinusoidal.py", {"tab": "distance"}),
+    ("shift", "pages/2_sinusoidal.py", {"tab": "shift"}),
+    ("rope", "pages/4_rope.py", None),
+    ("alibi", "pages/5_alibi.py", None),
+    ("compare", "pages/10_compare.py", None),
+)
+#: Pages beyond the families, linked once app.py registers them.
+TOOLS = (
+    ("inspect", "pages/8_inspect.py"),
+    ("lab", "pages/9_lab.py"),
+    ("compare", "pages/10_compare.py"),
+    ("pitfalls", "pages/11_pitfalls.py"),
+    ("claims", "pages/12_claims.py"),
+)
+
+
+def registered(path: str) -> bool:
+    """Whether app.py's navigation holds the page script ``path`` (pages join app.py one at a time)."""
+    ctx = get_script_run_ctx()
+    wanted = os.path.realpath(os.path.join(os.path.dirname(ctx.main_script_path), path))
+    return any(page["script_path"] == wanted for page in ctx.pages_manager.get_pages().values())
+
+
+def chips(tokens) -> str:
+    return " ".join(f"`` {token} ``" if "`" in token else f"`{token}`" for token in tokens)
+
+
+def slots(tokens) -> list[str]:
+    """Row and column names of a CSV: slot number and token, unique even when a word occurs twice."""
+    return [f"{i} {token}" for i, token in enumerate(tokens)]
+
+
+def sentence_controls() -> tuple[str, int, bool, bool]:
+    left, right = st.columns([3, 2])
+    with left:
+        example = widgets.url_radio(
+            t("home.ctl.example"),
+            [*demo.EXAMPLES, OWN],
+            key="ex",
+            default=next(iter(demo.EXAMPLES)),
+            format_func=lambda code: demo.EXAMPLES.get(code) or t("home.ctl.own"),
+            help=t("home.ctl.example.help"),
+        )
+        sentence = demo.EXAMPLES.get(example)
+        if sentence is None:
+            sentence = st.text_input(
+                t("home.ctl.text"),
+                "time flies like an arrow",
+                key="text",
+                bind="query-params",
+                help=t("home.ctl.text.help", max=demo.MAX_TOKENS),
+            )
+    with right:
+        seed = st.number_input(
+            t("home.ctl.seed"), 0, 9999, 0, key="seed", bind="query-params", help=t("home.ctl.seed.help")
+        )
+        positions = st.toggle(t("home.ctl.pe"), False, key="pe", bind="query-params", help=t("home.ctl.pe.help"))
+        back = st.toggle(t("home.ctl.back"), False, key="back", bind="query-params", help=t("home.ctl.back.help"))
+    return sentence, int(seed), positions, back
+
+
+def shuffle_section(sentence: str, seed: int, positions: bool, back: bool) -> None:
+    result = cache.call(demo.shuffle_demo, sentence, seed, positions=positions)
+    if result.truncated:
+        st.info(t("home.demo.truncated", total=result.n_found, shown=len(result.tokens)))
+    st.markdown(t("home.demo.orders", original=chips(result.tokens), shuffled=chips(result.shuffled_tokens)))
+    mode = "pe" if positions else "plain"
+    right, right_tokens = (
+        (result.sorted_back, result.tokens) if back else (result.shuffled_weights, result.shuffled_tokens)
+    )
+    panels = (t("home.attention.written"), t("home.attention.sorted" if back else "home.attention.shuffled"))
+    show(
+        homefig.attention_pair(
+            result.weights,
+            right,
+            result.tokens,
+            right_tokens,
+            titles=panels,
+            title=t("home.attention"),
+            x_title=t("axis.key_token"),
+            y_title=t("axis.query_token"),
+            colorbar_title=t("home.attention.weight"),
+        ),
+        notice=t(f"home.attention.notice.{mode}"),
+        key="attention",
+        data=pd.concat(
+            {
+                panels[0]: pd.DataFrame(result.weights, index=slots(result.tokens), columns=slots(result.tokens)),
+                panels[1]: pd.DataFrame(right, index=slots(right_tokens), columns=slots(right_tokens)),
+            },
+            axis=1,
+        ),
+        name="home_attention",
+    )
+    names = (t("home.distance.bar"), t("home.distance.norm"))
+    show(
+        homefig.token_bars(
+            result.tokens,
+            result.distance,
+            result.output_norm,
+            names=names,
+            title=t("home.distance"),
+            x_title=t("home.axis.token"),
+            y_title=t("home.axis.distance"),
+        ),
+        notice=t(f"home.distance.notice.{mode}"),
+        key="distance",
+        data={"token": list(result.tokens), "distance": result.distance, "output_norm": result.output_norm},
+        name="home_distance",
+    )
+    st.markdown(t("home.demo.max", value=f"{result.largest_distance:.2g}", scale=f"{result.typical_norm:.2g}"))
+
+
+def tour() -> None:
+    steps = [(code, path, query) for code, path, query in TOUR if registered(path)]
+    for number, (code, path, query) in enumerate(steps, start=1):
+        st.markdown(t("home.tour.step", number=number, text=t(f"home.tour.{code}")))
+        st.page_link(path, label=t(f"home.tour.{code}.link"), icon=":material/arrow_forward:", query_params=query)
+
+
+def families() -> None:
+    columns = st.columns(3)
+    for i, fam in enumerate(posviz.FAMILIES.values()):
+        with columns[i % 3].container(border=True):
+            st.page_link(fam.page, label=t(f"family.{fam.key}.name"), icon=":material/arrow_forward:")
+            st.caption(t(f"family.{fam.key}.summary"))
+            st.caption(f"{t('home.enters', how=t(f'enters.{fam.enters}'))} · {fam.paper}")
+
+
+def tools() -> None:
+    present = [(name, path) for name, path in TOOLS if registered(path)]
+    columns = st.columns(3)
+    for i, (name, path) in enumerate(present):
+        with columns[i % 3].container(border=True):
+            st.page_link(path, label=t(f"page.{name}"), icon=":material/arrow_forward:")
+            st.caption(t(f"home.more.{name}"))
+
 
 intro("home")
-
+st.subheader(t("home.demo"))
+st.markdown(t("home.demo.how"))
+st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X) \qquad \mathrm{Attn}(PX + PE) \neq P\,\mathrm{Attn}(X + PE)")
+with controls():
+    choice = sentence_controls()
+with errors_shown():
+    shuffle_section(*choice)
+st.subheader(t("home.tour"))
+tour()
 st.subheader(t("home.families"))
-columns = st.columns(3)
-for i, fam in enumerate(posviz.FAMILIES.values()):
-    with columns[i % 3].container(border=True):
-        st.page_link(fam.page, label=t(f"family.{fam.key}.name"), icon=":material/arrow_forward:")
-        st.caption(t(f"family.{fam.key}.summary"))
-        st.caption(f"{t('home.enters', how=t(f'enters.{fam.enters}'))} · {fam.paper}")
+families()
+st.subheader(t("home.more"))
+tools()

@@ -237,6 +237,9 @@ def default_titles(page: str, lang: str) -> list[str]:
         "xlnet": [("xlnet.content", {}), ("xlnet.query", {})],
         "inspect": [],  # nothing is loaded in the default view
         "lab": [],  # nothing is trained in the default view
+        "compare": [("compare.offset", {"n": 128})],
+        "pitfalls": [("pitfalls.exponent.correct", {}), ("pitfalls.exponent.buggy.doubled", {})],
+        "claims": [("claims.exponent.fig", {"d": 512})],
     }[page]
     return [tr(lang, key, **values) for key, values in keys]
 

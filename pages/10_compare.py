@@ -1,0 +1,360 @@
+"""Compare: every family on the same axes, past the training length, by cost, by kind, and any two side by side."""
+
+import dataclasses
+
+import pandas as pd
+import streamlit as st
+
+import posviz
+from posviz import compare
+from posviz.encodings import alibi
+from posviz.figures import compare as cmpfig
+from posviz.figures.compare import Series
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
+
+LENGTHS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+TRAIN_LENGTHS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
+EVAL_LENGTHS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
+CONTEXTS = tuple(2**e for e in range(4, 16))
+XLNET_MAX = int(posviz.family("xlnet").param("seq_len").maximum)
+XLNET_SEED = 1  # a shuffled order: seed 0 is plain left to right
+#: Side by side: caps that keep every view responsive, and the short URL names of the parameters.
+SIDE_CAPS = {"n_positions": 4096, "d_model": 1024, "seq_len": 1024, "n_heads": 64}
+SHORT = {
+    "n_positions": "n",
+    "d_model": "d",
+    "head_dim": "hd",
+    "n_heads": "heads",
+    "seq_len": "len",
+    "max_relative_position": "k",
+    "num_buckets": "buckets",
+    "max_distance": "maxd",
+    "bidirectional": "bidir",
+}
+SIDE_COLOURS = {key: {"colorscale": "Viridis", "zmid": None} for key in ("alibi", "shaw", "t5", "xlnet")}
+SIDE_DEFAULTS = {("b", "sinusoidal", "base"): 100.0}  # the first comparison: base 10,000 against base 100
+COST_DASH = {"sinusoidal": "dot", "alibi": "dot", "t5": "dash"}  # lines that lie on top of another one
+PANELS = (("similarity", ("sinusoidal", "learned", "rope")), ("bias", ("alibi", "t5")), ("index", ("shaw",)))
+
+
+def name(key: str) -> str:
+    return t(f"family.{key}.name")
+
+
+def sorted_params(settings: dict) -> tuple:
+    return tuple(sorted(settings.items()))
+
+
+def by_offset(curves: dict) -> pd.DataFrame:
+    """Curves over different offset ranges as one table, one row per offset (blank where a curve has none)."""
+    frame = pd.DataFrame({column: pd.Series(values, index=offsets) for column, (offsets, values) in curves.items()})
+    return frame.rename_axis("offset")
+
+
+def overview_tab() -> None:
+    cells = compare.family_cells()
+    show(
+        cmpfig.family_map(
+            [(x, y, keys, [name(k) for k in keys]) for x, y, keys in cells],
+            [t(f"compare.stage.{s}") for s in compare.STAGES],
+            [t(f"compare.depends.{d}") for d in compare.DEPENDS],
+            title=t("compare.map"),
+            x_title=t("compare.axis.stage"),
+            y_title=t("compare.axis.depends"),
+        ),
+        notice=t("compare.map.notice"),
+        key="map",
+        data={
+            "family": [k for _, _, keys in cells for k in keys],
+            "enters": [compare.STAGES[x] for x, _, keys in cells for _ in keys],
+            "depends_on": [compare.DEPENDS[y] for _, y, keys in cells for _ in keys],
+        },
+        name="compare_map",
+    )
+    label = {
+        part: rf"\text{{{t(f'compare.latex.{part}')}}}" for part in ("input", "rotation", "bias", "mask", "hidden")
+    }
+    st.latex(
+        rf"\underbrace{{x_i + p_i}}_{{{label['input']}}}\qquad"
+        rf"\underbrace{{(R_i q)^\top (R_j k) = q^\top R_{{j-i}}\, k}}_{{{label['rotation']}}}\qquad"
+        rf"\underbrace{{q_i^\top k_j / \sqrt{{d}} + b(j - i)}}_{{{label['bias']}}}\qquad"
+        rf"\underbrace{{-\infty\ {label['hidden']}}}_{{{label['mask']}}}"
+    )
+    st.subheader(t("compare.table"))
+    yes, no = t("compare.yes"), t("compare.no")
+    rows = [
+        {
+            t("compare.col.family"): name(fam.key),
+            t("compare.col.depends"): t(f"compare.depends.{fam.depends_on}"),
+            t("compare.col.enters"): t(f"enters.{fam.enters}"),
+            t("compare.col.learnable"): yes if fam.learnable else no,
+            t("compare.col.extrapolates"): yes if fam.extrapolates else no,
+            t("compare.col.params"): fam.param_formula,
+            t("compare.col.models"): fam.models,
+            t("compare.col.paper"): fam.paper,
+        }
+        for fam in posviz.FAMILIES.values()
+    ]
+    st.table(pd.DataFrame(rows).set_index(t("compare.col.family")))
+    st.caption(t("compare.table.notice"))
+
+
+def offset_tab() -> None:
+    with controls():
+        length = st.select_slider(
+            t("compare.ctl.len"), LENGTHS, 128, key="len", bind="query-params", help=t("compare.ctl.len.help")
+        )
+    settings = {
+        "sinusoidal": {"n_positions": length},
+        "learned": {"n_positions": length},
+        "rope": {"n_positions": length},
+        "alibi": {"seq_len": length, "causal": False},
+        "t5": {"seq_len": length},
+        "shaw": {"seq_len": length},
+        "xlnet": {"seq_len": min(length, XLNET_MAX), "seed": XLNET_SEED},
+    }
+    curves = {key: cache.call(compare.offset_curve, key, sorted_params(s)) for key, s in settings.items()}
+    rows = [(t(f"compare.y.{panel}"), [Series(k, name(k), *curves[k]) for k in keys]) for panel, keys in PANELS] + [
+        (t("compare.y.visible"), [Series("xlnet", name("xlnet"), *curves["xlnet"])])
+    ]
+    show(
+        cmpfig.panels(rows, title=t("compare.offset", n=length), x_title=t("axis.relative")),
+        notice=t("compare.offset.notice"),
+        key="offset",
+        data=by_offset({f"{key}_{compare.QUANTITY[key]}": curve for key, curve in curves.items()}),
+        name="compare_by_offset",
+    )
+    st.markdown("\n".join("- " + t("compare.item", name=name(key), text=t(f"compare.what.{key}")) for key in curves))
+    if length > XLNET_MAX:
+        st.markdown(t("compare.offset.xlnet", n=XLNET_MAX))
+
+
+def long_tab() -> None:
+    with controls():
+        c1, c2 = st.columns(2)
+        with c1:
+            train = st.select_slider(
+                t("compare.ctl.train"),
+                TRAIN_LENGTHS,
+                512,
+                key="train",
+                bind="query-params",
+                help=t("compare.ctl.train.help"),
+            )
+        with c2:
+            longer = st.select_slider(
+                t("compare.ctl.eval"),
+                EVAL_LENGTHS,
+                2048,
+                key="eval",
+                bind="query-params",
+                help=t("compare.ctl.eval.help"),
+            )
+    if longer <= train:
+        st.info(t("compare.long.same", train=train, eval=longer))
+    curves = cache.call(compare.beyond_training, train, longer)
+    rows = [
+        (
+            t("compare.y.unseen"),
+            [Series("learned", name("learned"), *curves["learned"], width=6)]
+            + [Series(k, name(k), *curves[k]) for k in ("sinusoidal", "rope")],
+        ),
+        (t("compare.y.bias"), [Series("alibi", name("alibi"), *curves["alibi"])]),
+        (t("compare.y.bias"), [Series("t5", name("t5"), *curves["t5"])]),
+    ]
+    show(
+        cmpfig.panels(
+            rows,
+            title=t("compare.long", train=train, eval=longer),
+            x_title=t("compare.axis.step"),
+            marker=train,
+            marker_text=t("compare.long.marker", n=train),
+            panel_height=240,
+        ),
+        notice=t("compare.long.notice"),
+        key="long",
+        data={"step": curves["rope"][0]} | {key: values for key, (_, values) in curves.items()},
+        name="compare_beyond_training",
+    )
+    last = longer - 1
+    t5 = cache.call(compare.t5_last_bucket_share, (train, longer))
+    k = posviz.family("shaw").param("max_relative_position").default
+    shaw = cache.call(compare.shaw_clipped_share, (train, longer), k)
+    mass = cache.call(alibi.alibi_mass_beyond, 8, train, (longer,))[0, 0]
+    error = cache.call(compare.learned_past_end, train, longer)
+    lines = {
+        "sinusoidal": t("compare.long.sinusoidal", p=last, share=f"{curves['sinusoidal'][1][-1]:.0%}"),
+        "learned": t("compare.long.learned", error=error) if error else t("compare.long.learned.inside", p=last),
+        "rope": t("compare.long.rope", p=last, share=f"{curves['rope'][1][-1]:.0%}"),
+        "alibi": t("compare.long.alibi", p=last, bias=f"{curves['alibi'][1][-1]:.4g}", mass=f"{mass:.1e}", train=train),
+        "t5": t("compare.long.t5", eval=longer, train=train, share=f"{t5[1]:.0%}", share_train=f"{t5[0]:.0%}"),
+        "shaw": t(
+            "compare.long.shaw", eval=longer, train=train, k=k, share=f"{shaw[1]:.0%}", share_train=f"{shaw[0]:.0%}"
+        ),
+        "xlnet": t("compare.long.xlnet"),
+    }
+    st.markdown("\n".join("- " + t("compare.item", name=name(key), text=text) for key, text in lines.items()))
+
+
+def cost_tab() -> None:
+    with controls():
+        c1, c2 = st.columns(2)
+        with c1:
+            d_model = widgets.number(posviz.Param("d_model", 768, 8, posviz.MAX_DIM, 8), key="cd")
+        with c2:
+            n_heads = widgets.number(posviz.Param("n_heads", 12, 1, 64, 1), key="ch")
+    buckets = posviz.family("t5").param("num_buckets").default
+    k = posviz.family("shaw").param("max_relative_position").default
+    kw = dict(d_model=d_model, n_heads=n_heads, num_buckets=buckets, k=k)
+    params = {key: cache.call(compare.parameter_count, key, CONTEXTS, **kw) for key in compare.COST_FAMILIES}
+    stored = {key: cache.call(compare.stored_floats, key, CONTEXTS, **kw) for key in compare.COST_FAMILIES}
+    learned_keys = [key for key in compare.COST_FAMILIES if params[key].any()]
+    zero = ", ".join(name(key) for key in compare.COST_FAMILIES if key not in learned_keys)
+    rows = [
+        (
+            t("compare.y.params"),
+            [Series(key, name(key), CONTEXTS, params[key], dash=COST_DASH.get(key, "solid")) for key in learned_keys],
+        ),
+        (
+            t("compare.y.stored"),
+            [
+                Series(key, name(key), CONTEXTS, stored[key], dash=COST_DASH.get(key, "solid"))
+                for key in compare.COST_FAMILIES
+            ],
+        ),
+    ]
+    show(
+        cmpfig.panels(
+            rows,
+            title=t("compare.cost", d=d_model, h=n_heads),
+            x_title=t("compare.axis.context"),
+            side_by_side=True,
+            log=True,
+            notes={0: t("compare.cost.zero", families=zero)},
+            panel_height=360,
+        ),
+        notice=t("compare.cost.notice", buckets=buckets, k=k),
+        key="cost",
+        data={"context": CONTEXTS}
+        | {f"{key}_params": v for key, v in params.items()}
+        | {f"{key}_stored": v for key, v in stored.items()},
+        name="compare_cost",
+    )
+    if d_model % n_heads:
+        st.markdown(t("compare.cost.split", d=d_model, h=n_heads, hd=d_model // n_heads))
+
+
+def _clamped(key: str, hi: int) -> None:
+    """Keep a remembered slider value inside a range that has just shrunk."""
+    if isinstance(st.session_state.get(key), int) and st.session_state[key] > hi:
+        st.session_state[key] = hi
+
+
+def side_controls(side: str, default: str) -> tuple[str, dict]:
+    """One column's family picker and that family's parameters, each bound to the URL as ``<side>_<family>_<name>``."""
+    key = widgets.url_radio(
+        t("compare.side.family", side=side.upper()),
+        list(posviz.FAMILIES),
+        key=side,
+        default=default,
+        format_func=name,
+        horizontal=True,
+    )
+    fam = posviz.family(key)
+    settings = {}
+    for param in fam.params:
+        wkey = f"{side}_{key}_{SHORT.get(param.name, param.name)}"
+        param = dataclasses.replace(param, default=SIDE_DEFAULTS.get((side, key, param.name), param.default))
+        if param.name == "head":
+            hi = int(settings["n_heads"]) - 1
+            _clamped(wkey, hi)
+            settings["head"] = widgets.number(param, key=wkey, maximum=hi) if hi > 0 else 0
+        elif param.options and isinstance(param.default, bool):
+            settings[param.name] = widgets.toggle(param, key=wkey)
+        elif param.options:
+            settings[param.name] = widgets.choice(param, key=wkey)
+        elif param.log:
+            settings[param.name] = widgets.log_number(param, key=wkey)
+        else:
+            slider = param.name not in ("n_positions", "seed")
+            settings[param.name] = widgets.number(param, key=wkey, maximum=SIDE_CAPS.get(param.name), slider=slider)
+    return key, settings
+
+
+def side_label(side: str, key: str, settings: dict, other: tuple[str, dict]) -> str:
+    """``A · Sinusoidal``, with the settings that differ from the other column's when both show the same family."""
+    differ = [n for n in settings if other[0] == key and settings[n] != other[1].get(n)]
+    detail = ", ".join(
+        f"{t(f'param.{n}')} {settings[n]:g}" if isinstance(settings[n], float) else f"{t(f'param.{n}')} {settings[n]}"
+        for n in differ
+    )
+    return f"{side.upper()} · {name(key)}" + (f" ({detail})" if detail else "")
+
+
+def bases_differ(chosen: dict) -> bool:
+    """Both columns show the sinusoidal table with different bases (the page's first comparison)."""
+    (a, sa), (b, sb) = chosen["a"], chosen["b"]
+    return a == b == "sinusoidal" and sa["base"] != sb["base"]
+
+
+def side_tab() -> None:
+    columns = st.columns(2)
+    chosen = {}
+    for column, side, default in zip(columns, ("a", "b"), ("sinusoidal", "sinusoidal"), strict=True):
+        with column, errors_shown():
+            chosen[side] = side_controls(side, default)
+    curves = {}
+    for column, side in zip(columns, ("a", "b"), strict=True):
+        key, settings = chosen[side]
+        with column, errors_shown():
+            matrix = cache.family_matrix(key, sorted_params(settings))
+            show(
+                heatmap(
+                    matrix,
+                    title=t(f"compare.side.matrix.{key}", side=side.upper()),
+                    x_title=t(f"compare.side.x.{key}"),
+                    y_title=t(f"compare.side.y.{key}"),
+                    height=420,
+                    **SIDE_COLOURS.get(key, {}),
+                ),
+                notice=t(f"compare.side.matrix.{key}.notice"),
+                key=f"side_{side}",
+                data=matrix,
+                name=f"compare_{side}_{key}",
+            )
+            curves[side] = cache.call(compare.offset_curve, key, sorted_params(settings))
+    if len(curves) < 2:
+        return
+    series = {
+        side: Series(
+            chosen[side][0],
+            side_label(side, *chosen[side], chosen["b" if side == "a" else "a"]),
+            *curves[side],
+            dash=cmpfig.SIDE_DASH[i],
+        )
+        for i, side in enumerate(("a", "b"))
+    }
+    kinds = [compare.QUANTITY[chosen[side][0]] for side in ("a", "b")]
+    rows = (
+        [(t(f"compare.quantity.{kinds[0]}"), list(series.values()))]
+        if kinds[0] == kinds[1]
+        else [(t(f"compare.quantity.{kind}"), [series[side]]) for kind, side in zip(kinds, ("a", "b"), strict=True)]
+    )
+    show(
+        cmpfig.panels(rows, title=t("compare.side.offset"), x_title=t("axis.relative"), panel_height=300),
+        notice=t("compare.side.offset.notice"),
+        key="side_offset",
+        data=by_offset({f"{side}_{compare.QUANTITY[chosen[side][0]]}": curves[side] for side in curves}),
+        name="compare_side_by_side",
+    )
+    if bases_differ(chosen):
+        st.caption(t("compare.side.offset.base"))
+
+
+intro("compare")
+DRAW = {"offset": offset_tab, "overview": overview_tab, "long": long_tab, "cost": cost_tab, "side": side_tab}
+tabs = widgets.url_tabs({code: t(f"compare.tab.{code}") for code in DRAW})
+for code, draw in DRAW.items():  # only the open tab computes
+    with tabs[code], errors_shown():
+        if tabs[code].open:
+            draw()

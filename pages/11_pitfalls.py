@@ -1,0 +1,510 @@
+"""Pitfalls: the mistakes people make with position encodings, each next to the correct version, with the
+number that gives it away and its fix."""
+
+import streamlit as st
+
+import posviz
+from posviz import pitfalls, precision
+from posviz.encodings import alibi, learned
+from posviz.figures import pitfalls as pfig
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, similarity_heatmap, t, widgets
+
+FAMILY = posviz.family("sinusoidal")
+MAX_N, MAX_D = 4096, 1024  # the pitfalls show at these sizes; larger tables add nothing but waiting
+PAIRWISE = 512  # positions compared pairwise (similarity, offsets, nearest neighbour)
+MIX_TOKENS, MIX_POSITIONS = 8, 16
+DUMMY_SEQUENCE = 4  # the length of the dummy batches whose errors are shown
+
+CODE = {
+    "correct": "for i in range(0, d, 2):\n"
+    "    pe[:, i] = torch.sin(pos / base ** (i / d))\n"
+    "    pe[:, i + 1] = torch.cos(pos / base ** (i / d))",
+    "doubled": "for i in range(0, d, 2):\n"
+    "    pe[:, i] = torch.sin(pos / base ** (2 * i / d))\n"
+    "    pe[:, i + 1] = torch.cos(pos / base ** (2 * i / d))",
+    "cos_shift": "for i in range(0, d, 2):\n"
+    "    pe[:, i] = torch.sin(pos / base ** (2 * i / d))\n"
+    "    pe[:, i + 1] = torch.cos(pos / base ** (2 * (i + 1) / d))",
+    "axes.bug": "pe = sinusoidal(d_model, max_len)\nx = tok_emb + pe.T",
+    "axes.fix": "pe = sinusoidal(max_len, d_model)\nx = tok_emb + pe[:n]",
+    "zero.bug": "self.pos = nn.Parameter(torch.zeros(max_len, d))",
+    "zero.fix": "self.pos = nn.Parameter(torch.zeros(max_len, d))\nnn.init.normal_(self.pos, std=0.02)",
+    "scale.bug": "x = tok_emb(ids) + pe[:n]",
+    "scale.fix": "x = tok_emb(ids) * math.sqrt(d_model) + pe[:n]",
+    "multiply": "x = tok_emb(ids) * pe[:n]",
+    "concat": "x = torch.cat([tok_emb(ids), pe[:n]], dim=-1)",
+    "shape.bug": "tok_emb = nn.Embedding(vocab, {a})\npos_emb = nn.Embedding(max_len, {b})\n"
+    "x = tok_emb(ids) + pos_emb(pos)",
+    "shape.fix": "tok_emb = nn.Embedding(vocab, d_model)\npos_emb = nn.Embedding(max_len, d_model)\n"
+    "x = tok_emb(ids) + pos_emb(pos)",
+    "rope.bug": "q, k = apply_rotary_pos_emb(q, k, cos, sin)",
+    "rope.fix": "q = q.view(*q.shape[:-1], d // 2, 2).transpose(-1, -2).reshape(q.shape)\n"
+    "k = k.view(*k.shape[:-1], d // 2, 2).transpose(-1, -2).reshape(k.shape)\n"
+    "q, k = apply_rotary_pos_emb(q, k, cos, sin)",
+    "alibi.bug": "slopes = [2 ** (-8 * h / n) for h in range(1, n + 1)]",
+    "alibi.fix": "def get_slopes(n):\n"
+    "    if math.log2(n).is_integer():\n"
+    "        return [2 ** (-8 * h / n) for h in range(1, n + 1)]\n"
+    "    c = 2 ** math.floor(math.log2(n))\n"
+    "    return get_slopes(c) + get_slopes(2 * c)[0::2][: n - c]",
+    "index.bug": "pos_emb = nn.Embedding({rows}, d)\npos_emb(torch.tensor([{pos}]))",
+    "index.fix": "ids = ids[:, -pos_emb.num_embeddings:]\npos_emb(torch.arange(ids.shape[1]))",
+    "float16.bug": "pos = torch.arange(n, dtype=torch.float16)\npe = torch.sin(pos[:, None] * inv_freq)",
+    "float16.fix": "pos = torch.arange(n, dtype=torch.float32)\npe = torch.sin(pos[:, None] * inv_freq).half()",
+}
+
+intro("pitfalls")
+with controls():
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        n = widgets.number(FAMILY.param("n_positions"), key="n", maximum=MAX_N, slider=False)
+    with c2:
+        d = widgets.number(FAMILY.param("d_model"), key="d", maximum=MAX_D)
+    with c3:
+        base = widgets.log_number(FAMILY.param("base"), key="base")
+
+
+def side_by_side(bug: str, fix: str) -> None:
+    """The buggy code and the correct code in two columns."""
+    left, right = st.columns(2)
+    with left:
+        st.markdown(t("pitfalls.bug"))
+        st.code(bug, language="python")
+    with right:
+        st.markdown(t("pitfalls.fix"))
+        st.code(fix, language="python")
+
+
+def error_box(label: str, message: str) -> None:
+    st.markdown(label)
+    st.code(message, language="text")
+
+
+def table_heatmap(kind: str, title: str, key: str) -> None:
+    table = cache.call(pitfalls.table, kind, n, d, base=base)
+    show(
+        heatmap(table, title=title, x_title=t("axis.dimension"), y_title=t("axis.position"), colorbar_title="PE"),
+        notice=t(f"pitfalls.{key}.notice"),
+        key=key,
+        data=table,
+        name=f"pitfalls_{kind}_table",
+    )
+
+
+def exponent_tab() -> None:
+    variant = widgets.url_radio(
+        t("pitfalls.ctl.variant"),
+        list(pitfalls.VARIANTS),
+        key="bug",
+        default="doubled",
+        format_func=lambda v: t(f"pitfalls.variant.{v}"),
+        horizontal=True,
+    )
+    st.markdown(t(f"pitfalls.exponent.what.{variant}"))
+    side_by_side(CODE[variant], CODE["correct"])
+    left, right = st.columns(2)
+    with left:
+        table_heatmap("correct", t("pitfalls.exponent.correct"), "table_ok")
+    with right:
+        table_heatmap(variant, t(f"pitfalls.exponent.buggy.{variant}"), "table_bug")
+    motion = {
+        kind: cache.call(pitfalls.signature, "column_motion", kind, n, d, base=base) for kind in ("correct", variant)
+    }
+    show(
+        pfig.versus(
+            range(d),
+            (t("pitfalls.correct"), motion["correct"]),
+            (t(f"pitfalls.variant.{variant}"), motion[variant]),
+            title=t("pitfalls.exponent.motion", n=n),
+            x_title=t("axis.dimension"),
+            y_title=t("pitfalls.axis.motion"),
+        ),
+        notice=t("pitfalls.exponent.motion.notice"),
+        key="motion",
+        data={"correct": motion["correct"], variant: motion[variant]},
+        name="pitfalls_column_motion",
+    )
+    if d < 2:
+        return
+    radius = {kind: cache.call(pitfalls.signature, "pair_radius_error", kind, n, d, base=base) for kind in motion}
+    show(
+        pfig.versus(
+            range(d // 2),
+            (t("pitfalls.correct"), radius["correct"]),
+            (t(f"pitfalls.variant.{variant}"), radius[variant]),
+            title=t("pitfalls.exponent.radius"),
+            x_title=t("axis.pair"),
+            y_title=t("pitfalls.axis.radius"),
+        ),
+        notice=t("pitfalls.exponent.radius.notice"),
+        key="radius",
+        data={"correct": radius["correct"], variant: radius[variant]},
+        name="pitfalls_pair_radius",
+    )
+    still = {kind: int((m < 0.05).sum()) for kind, m in motion.items()}
+    st.markdown(
+        t(
+            "pitfalls.exponent.signature",
+            d=d,
+            n=n,
+            ok=still["correct"],
+            bug=still[variant],
+            radius_ok=f"{radius['correct'].max():.1e}",
+            radius_bug=f"{radius[variant].max():.2f}",
+        )
+    )
+    st.success(t("pitfalls.exponent.fix"))
+
+
+def axes_tab() -> None:
+    st.markdown(t("pitfalls.axes.what"))
+    side_by_side(CODE["axes.bug"], CODE["axes.fix"])
+    if n == d:
+        st.info(t("pitfalls.axes.silent", n=n))
+    else:
+        error_box(t("pitfalls.axes.error", n=n, d=d), cache.call(pitfalls.torch_add_error, (n, d), (d, n)))
+    m = min(n, PAIRWISE)
+    left, right = st.columns(2)
+    for column, kind in ((left, "correct"), (right, "swapped")):
+        similarity = cache.call(pitfalls.signature, "similarity", kind, m, d, base=base)
+        with column:
+            show(
+                similarity_heatmap(similarity, range(m), m, title=t(f"pitfalls.axes.{kind}")),
+                notice=t(f"pitfalls.axes.{kind}.notice"),
+                key=f"axes_{kind}",
+                data=similarity,
+                name=f"pitfalls_similarity_{kind}",
+            )
+    spread = {
+        kind: cache.call(pitfalls.signature, "offset_dependence", kind, m, d, base=base)
+        for kind in ("correct", "swapped")
+    }
+    show(
+        pfig.versus(
+            range(m),
+            (t("pitfalls.correct"), spread["correct"]),
+            (t("pitfalls.axes.bugname"), spread["swapped"]),
+            title=t("pitfalls.axes.offset"),
+            x_title=t("pitfalls.axis.offset"),
+            y_title=t("pitfalls.axis.spread"),
+        ),
+        notice=t("pitfalls.axes.offset.notice"),
+        key="axes_offset",
+        data={"offset": range(m), "correct": spread["correct"], "swapped": spread["swapped"]},
+        name="pitfalls_offset_dependence",
+    )
+    st.markdown(
+        t(
+            "pitfalls.axes.signature",
+            m=m,
+            ok=f"{spread['correct'].max():.1e}",
+            bug=f"{spread['swapped'].max():.2f}",
+        )
+    )
+    st.success(t("pitfalls.axes.fix"))
+
+
+def zero_tab() -> None:
+    st.markdown(t("pitfalls.zero.what"))
+    side_by_side(CODE["zero.bug"], CODE["zero.fix"])
+    m = min(n, PAIRWISE)
+    if m < 2:
+        st.warning(t("pitfalls.zero.one"))
+        return
+    nearest = {kind: cache.call(pitfalls.signature, "nearest_distance", kind, m, d) for kind in ("random", "zero")}
+    show(
+        pfig.versus(
+            range(m),
+            (t("pitfalls.zero.random"), nearest["random"]),
+            (t("pitfalls.zero.zero"), nearest["zero"]),
+            title=t("pitfalls.zero.nearest"),
+            x_title=t("axis.position"),
+            y_title=t("pitfalls.axis.nearest"),
+        ),
+        notice=t("pitfalls.zero.nearest.notice"),
+        key="nearest",
+        data={"random_init": nearest["random"], "zero_init": nearest["zero"]},
+        name="pitfalls_nearest_distance",
+    )
+    st.markdown(
+        t("pitfalls.zero.signature", m=m, ok=f"{nearest['random'].min():.3f}", bug=f"{nearest['zero'].max():g}")
+    )
+    st.success(t("pitfalls.zero.fix"))
+
+
+def scale_tab() -> None:
+    st.markdown(t("pitfalls.scale.what"))
+    side_by_side(CODE["scale.bug"], CODE["scale.fix"])
+    results = {
+        scaled: cache.call(pitfalls.mix_signature, d, MIX_TOKENS, MIX_POSITIONS, scaled=scaled, base=base)
+        for scaled in (True, False)
+    }
+    left, right = st.columns(2)
+    for column, scaled in ((left, True), (right, False)):
+        similarity, same_position, same_token, ratio = results[scaled]
+        name = "scaled" if scaled else "unscaled"
+        with column:
+            show(
+                heatmap(
+                    similarity,
+                    title=t(f"pitfalls.scale.{name}"),
+                    x_title=t("pitfalls.axis.input"),
+                    y_title=t("pitfalls.axis.input"),
+                    zmin=-1.0,
+                    zmax=1.0,
+                    colorbar_title="cos",
+                ),
+                notice=t(f"pitfalls.scale.{name}.notice"),
+                key=f"mix_{name}",
+                data=similarity,
+                name=f"pitfalls_inputs_{name}",
+            )
+            st.markdown(
+                t(
+                    "pitfalls.scale.signature",
+                    same_position=f"{same_position:.2f}",
+                    same_token=f"{same_token:.2f}",
+                    ratio=f"{ratio:.2f}",
+                )
+            )
+    st.markdown(t("pitfalls.scale.inputs", tokens=MIX_TOKENS, positions=MIX_POSITIONS))
+    st.subheader(t("pitfalls.combine.header"))
+    side_by_side(CODE["multiply"], CODE["scale.fix"])
+    lost = {how: cache.call(pitfalls.lost_dimensions, n, d, combine=how, base=base) for how in pitfalls.COMBINES}
+    show(
+        pfig.versus(
+            range(n),
+            (t("pitfalls.combine.add"), lost["add"]),
+            (t("pitfalls.combine.multiply"), lost["multiply"]),
+            title=t("pitfalls.combine.lost"),
+            x_title=t("axis.position"),
+            y_title=t("pitfalls.axis.lost"),
+        ),
+        notice=t("pitfalls.combine.lost.notice"),
+        key="lost",
+        data={"add": lost["add"], "multiply": lost["multiply"]},
+        name="pitfalls_lost_dimensions",
+    )
+    st.markdown(t("pitfalls.combine.concat"))
+    st.code(CODE["concat"], language="python")
+    error_box(t("pitfalls.combine.concat.error", d=d), cache.call(pitfalls.concat_error, DUMMY_SEQUENCE, d))
+    st.success(t("pitfalls.scale.fix"))
+
+
+def shape_tab() -> None:
+    st.markdown(t("pitfalls.shape.what"))
+    c1, c2, _ = st.columns(3)
+    with c1:
+        d_tok = st.number_input(
+            t("pitfalls.ctl.dtok"),
+            1,
+            posviz.MAX_DIM,
+            512,
+            key="dtok",
+            bind="query-params",
+            help=t("pitfalls.ctl.dtok.help"),
+        )
+    with c2:
+        d_pos = st.number_input(
+            t("pitfalls.ctl.dpos"),
+            1,
+            posviz.MAX_DIM,
+            768,
+            key="dpos",
+            bind="query-params",
+            help=t("pitfalls.ctl.dpos.help"),
+        )
+    side_by_side(CODE["shape.bug"].format(a=d_tok, b=d_pos), CODE["shape.fix"])
+    if d_tok == d_pos:
+        st.info(t("pitfalls.shape.same", d=d_tok))
+    else:
+        message = cache.call(pitfalls.torch_add_error, (DUMMY_SEQUENCE, d_tok), (DUMMY_SEQUENCE, d_pos))
+        error_box(t("pitfalls.shape.error", n=DUMMY_SEQUENCE, a=d_tok, b=d_pos), message)
+    st.success(t("pitfalls.shape.fix"))
+
+
+def rope_tab() -> None:
+    st.markdown(t("pitfalls.rope.what.odd"))
+    odd_column, _ = st.columns([1, 2])
+    with odd_column:
+        odd = st.number_input(
+            t("pitfalls.ctl.odd"),
+            1,
+            posviz.MAX_DIM,
+            65,
+            key="odd",
+            bind="query-params",
+            help=t("pitfalls.ctl.odd.help"),
+        )
+    if odd % 2:
+        error_box(t("pitfalls.rope.torch", d=odd), cache.call(pitfalls.rope_odd_error, odd, base=base))
+        error_box(t("pitfalls.rope.posviz"), cache.call(pitfalls.rope_odd_reason, odd))
+    else:
+        st.info(t("pitfalls.rope.even", d=odd))
+    st.subheader(t("pitfalls.rope.pairing.header"))
+    st.markdown(t("pitfalls.rope.what.pairing"))
+    hd_column, _ = st.columns([1, 2])
+    with hd_column:
+        head_dim = st.slider(
+            t("pitfalls.ctl.hd"), 2, 256, 64, step=2, key="hd", bind="query-params", help=t("pitfalls.ctl.hd.help")
+        )
+    side_by_side(CODE["rope.bug"], CODE["rope.fix"])
+    offsets, trained, inference = cache.call(pitfalls.pairing_scores, head_dim, n, base=base)
+    show(
+        pfig.versus(
+            offsets,
+            (t("pitfalls.rope.trained"), trained),
+            (t("pitfalls.rope.inference"), inference),
+            title=t("pitfalls.rope.scores", d=head_dim),
+            x_title=t("pitfalls.axis.offset"),
+            y_title=t("pitfalls.axis.score"),
+        ),
+        notice=t("pitfalls.rope.scores.notice"),
+        key="pairing",
+        data={"offset": offsets, "interleaved": trained, "half": inference},
+        name="pitfalls_rope_pairing",
+    )
+    st.markdown(t("pitfalls.rope.signature", gap=f"{100 * pitfalls.pairing_gap(trained, inference):.0f}"))
+    st.success(t("pitfalls.rope.fix"))
+
+
+def alibi_tab() -> None:
+    st.markdown(t("pitfalls.alibi.what"))
+    heads_column, _ = st.columns([1, 2])
+    with heads_column:
+        heads = st.slider(
+            t("pitfalls.ctl.heads"), 1, 64, 12, key="heads", bind="query-params", help=t("pitfalls.ctl.heads.help")
+        )
+    side_by_side(CODE["alibi.bug"], CODE["alibi.fix"])
+    paper = cache.call(posviz.alibi_slopes, heads)
+    naive = cache.call(pitfalls.naive_alibi_slopes, heads)
+    show(
+        pfig.versus_bars(
+            range(1, heads + 1),
+            (t("pitfalls.alibi.paper"), paper),
+            (t("pitfalls.alibi.naive"), naive),
+            title=t("pitfalls.alibi.slopes", n=heads),
+            x_title=t("axis.head"),
+            y_title=t("axis.slope"),
+            log_y=True,
+        ),
+        notice=t("pitfalls.alibi.slopes.notice"),
+        key="slopes",
+        data={"head": range(1, heads + 1), "paper": paper, "naive": naive},
+        name="pitfalls_alibi_slopes",
+    )
+    error = cache.call(pitfalls.slope_error, heads)
+    c = int((alibi.alibi_slope_origin(heads) == 0).sum())
+    key = "pitfalls.alibi.power" if c == heads else "pitfalls.alibi.signature"
+    st.markdown(t(key, n=heads, c=c, worst=f"{error.max():.2f}", wrong=int((error > 1e-12).sum())))
+    st.success(t("pitfalls.alibi.fix"))
+
+
+def index_tab() -> None:
+    st.markdown(t("pitfalls.index.what"))
+    c1, c2, _ = st.columns(3)
+    with c1:
+        rows = st.number_input(
+            t("pitfalls.ctl.rows"),
+            1,
+            posviz.MAX_POSITIONS,
+            512,
+            key="rows",
+            bind="query-params",
+            help=t("pitfalls.ctl.rows.help"),
+        )
+    with c2:
+        position = st.number_input(
+            t("pitfalls.ctl.pos"),
+            0,
+            4 * posviz.MAX_POSITIONS,
+            512,
+            key="pos",
+            bind="query-params",
+            help=t("pitfalls.ctl.pos.help"),
+        )
+    side_by_side(CODE["index.bug"].format(rows=rows, pos=position), CODE["index.fix"])
+    if position < rows:
+        st.info(t("pitfalls.index.inside", pos=position, rows=rows))
+    else:
+        error_box(t("pitfalls.index.torch"), cache.call(pitfalls.past_end_error, rows, position))
+        error_box(t("pitfalls.index.posviz"), cache.call(learned.lookup_error, rows, position))
+    st.success(t("pitfalls.index.fix"))
+
+
+def float16_tab() -> None:
+    st.markdown(t("pitfalls.float16.what"))
+    span_column, _ = st.columns([1, 2])
+    with span_column:
+        span = st.number_input(
+            t("pitfalls.ctl.span"),
+            2,
+            posviz.MAX_POSITIONS,
+            4096,
+            key="span",
+            bind="query-params",
+            help=t("pitfalls.ctl.span.help"),
+        )
+    side_by_side(CODE["float16.bug"], CODE["float16.fix"])
+    positions, err16, err32 = cache.call(pitfalls.position_rounding, span)
+    show(
+        pfig.versus(
+            positions,
+            ("float32", err32),
+            ("float16", err16),
+            title=t("pitfalls.float16.rounding"),
+            x_title=t("axis.position"),
+            y_title=t("pitfalls.axis.rounding"),
+        ),
+        notice=t("pitfalls.float16.rounding.notice"),
+        key="rounding",
+        data={"position": positions, "float32": err32, "float16": err16},
+        name="pitfalls_position_rounding",
+    )
+    sampled, _, worst16 = cache.call(precision.pair_errors, span, d, base=base, dtype="float16")
+    _, _, worst32 = cache.call(precision.pair_errors, span, d, base=base, dtype="float32")
+    show(
+        pfig.versus(
+            sampled,
+            ("float32", worst32),
+            ("float16", worst16),
+            title=t("pitfalls.float16.error", d=d),
+            x_title=t("axis.position"),
+            y_title=t("pitfalls.axis.error"),
+            log_y=True,
+        ),
+        notice=t("pitfalls.float16.error.notice"),
+        key="fp_error",
+        data={"position": sampled, "float32": worst32, "float16": worst16},
+        name="pitfalls_float16_error",
+    )
+    st.markdown(
+        t(
+            "pitfalls.float16.signature",
+            span=f"{span:,}",
+            merged16=f"{cache.call(pitfalls.merged_neighbours, span, 'float16'):,}",
+            merged32=f"{cache.call(pitfalls.merged_neighbours, span, 'float32'):,}",
+            first=f"{precision.first_merged_position('float16'):,}",
+        )
+    )
+    if len(positions) < span:
+        st.markdown(t("pitfalls.subsampled", shown=len(positions), n=span))
+    st.success(t("pitfalls.float16.fix"))
+
+
+DRAW = {
+    "exponent": exponent_tab,
+    "axes": axes_tab,
+    "zero": zero_tab,
+    "scale": scale_tab,
+    "shape": shape_tab,
+    "rope": rope_tab,
+    "alibi": alibi_tab,
+    "index": index_tab,
+    "float16": float16_tab,
+}
+tabs = widgets.url_tabs({name: t(f"pitfalls.tab.{name}") for name in DRAW})
+for name, draw in DRAW.items():  # only the open tab computes
+    with tabs[name], errors_shown():
+        if tabs[name].open:
+            draw()

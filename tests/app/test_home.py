@@ -1,0 +1,179 @@
+"""The Home page's shuffle demo: the charts hold the core's attention weights and distances (zero without
+positions, clearly not with them), the controls round-trip through the URL, both languages, nonsense in the URL,
+and the tour's links open the right views."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from posviz import attention_demo as demo
+
+from ._support import PAGE_FILES, PAGE_NAMES, as_array, assert_clean, assert_matrix, figures, open_page, title, tr
+
+
+def attention_panels(fig: dict) -> tuple[np.ndarray, np.ndarray]:
+    left, right = (trace for trace in fig["data"] if trace["type"] == "heatmap")
+    return as_array(left["z"]), as_array(right["z"])
+
+
+def tick_labels(fig: dict, axis: str) -> list[str]:
+    return list(fig["layout"][axis]["ticktext"])
+
+
+def bars(fig: dict) -> tuple[np.ndarray, np.ndarray]:
+    bar, reference = fig["data"]
+    assert (bar["type"], reference["type"]) == ("bar", "scatter")
+    return as_array(bar["y"]), as_array(reference["y"])
+
+
+def check_charts(at, sentence: str, seed: int, positions: bool, back: bool) -> demo.ShuffleDemo:
+    """The two charts are the core's ``shuffle_demo`` for these settings, and say so in their labels."""
+    assert_clean(at)
+    expected = demo.shuffle_demo(sentence, seed, positions=positions)
+    attention, distance = figures(at)
+    left, right = attention_panels(attention)
+    assert_matrix(left, expected.weights, what="as written")
+    assert_matrix(right, expected.sorted_back if back else expected.shuffled_weights, what="shuffled")
+    assert tick_labels(attention, "xaxis") == list(expected.tokens)
+    assert tick_labels(attention, "xaxis2") == list(expected.tokens if back else expected.shuffled_tokens)
+    assert attention["layout"]["meta"]["shape"] == [len(expected.tokens)] * 2
+    bar, reference = bars(distance)
+    np.testing.assert_allclose(bar, expected.distance, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(reference, expected.output_norm, rtol=1e-12)
+    assert tick_labels(distance, "xaxis") == list(expected.tokens)
+    return expected
+
+
+def test_default_view_shows_the_equivariance():
+    at = open_page("home")
+    check_charts(at, demo.EXAMPLES["dog"], 0, positions=False, back=False)
+    attention, distance = figures(at)
+    bar, reference = bars(distance)
+    assert bar.max() < 1e-12 < reference.min()  # every token keeps its output: 0 up to rounding
+    left, right = attention_panels(attention)
+    order = demo.shuffle_order(5, 0)
+    assert_matrix(right, left[np.ix_(order, order)], atol=1e-6, what="a permuted copy")
+    assert distance["layout"]["yaxis"]["range"][0] == 0  # flat bars are drawn flat, not zoomed into 1e-16
+    assert [c.value for c in at.caption][:2] == [
+        tr("en", "home.attention.notice.plain"),
+        tr("en", "home.distance.notice.plain"),
+    ]
+
+
+def test_switching_positions_on_breaks_it():
+    at = open_page("home")
+    at.toggle(key="pe").set_value(True).run()
+    expected = check_charts(at, demo.EXAMPLES["dog"], 0, positions=True, back=False)
+    assert expected.distance.min() > 1e-3 and expected.largest_distance > 0.1 * expected.typical_norm
+    at.toggle(key="back").set_value(True).run()
+    check_charts(at, demo.EXAMPLES["dog"], 0, positions=True, back=True)
+    assert tr("en", "home.distance.notice.pe") in [c.value for c in at.caption]
+
+
+def test_own_sentence_seed_and_toggles_round_trip_through_the_url():
+    query = {"ex": "own", "text": "colourless green ideas sleep furiously", "seed": "7", "pe": "true", "back": "true"}
+    at = open_page("home", query=query)
+    check_charts(at, query["text"], 7, positions=True, back=True)
+    assert at.radio(key="ex").value == "own"
+    assert at.text_input(key="text").value == query["text"]
+    assert at.number_input(key="seed").value == 7
+    assert at.toggle(key="pe").value is True and at.toggle(key="back").value is True
+    assert at.query_params["ex"] == "own"  # the option's code, whatever the language
+
+
+def test_an_example_from_the_url_and_a_new_seed():
+    at = open_page("home", query={"ex": "zh_dog"})
+    check_charts(at, demo.EXAMPLES["zh_dog"], 0, positions=False, back=False)
+    at.number_input(key="seed").set_value(3).run()
+    check_charts(at, demo.EXAMPLES["zh_dog"], 3, positions=False, back=False)
+    assert at.query_params["ex"] == "zh_dog"
+    assert not at.text_input  # the text box shows only for one's own sentence
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_titles_and_notices_in_each_language(lang):
+    at = open_page("home", query={"pe": "true"}, lang=lang)
+    assert_clean(at)
+    attention, distance = figures(at)
+    assert [title(attention), title(distance)] == [tr(lang, "home.attention"), tr(lang, "home.distance")]
+    panels = [a["text"] for a in attention["layout"]["annotations"]]
+    assert panels == [tr(lang, "home.attention.written"), tr(lang, "home.attention.shuffled")]
+    captions = [c.value for c in at.caption]
+    assert tr(lang, "home.attention.notice.pe") in captions and tr(lang, "home.distance.notice.pe") in captions
+    assert [s.value for s in at.subheader] == [
+        tr(lang, key) for key in ("home.demo", "home.tour", "home.families", "home.more")
+    ]
+    assert at.radio(key="ex").label == tr(lang, "home.ctl.example")
+    assert at.toggle(key="pe").label == tr(lang, "home.ctl.pe")
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ({"ex": "klingon"}, {"ex": "dog", "seed": 0, "pe": False}),
+        ({"seed": "-3", "pe": "maybe"}, {"ex": "dog", "seed": 0, "pe": False}),
+        ({"seed": "abc", "back": "2"}, {"ex": "dog", "seed": 0, "back": False}),
+    ],
+)
+def test_nonsense_in_the_url_falls_back(query, shown):
+    at = open_page("home", query=query)
+    check_charts(at, demo.EXAMPLES["dog"], 0, positions=False, back=False)
+    assert {
+        key: getattr(at, "radio" if key == "ex" else "number_input" if key == "seed" else "toggle")(key=key).value
+        for key in shown
+    } == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no words"),
+        ("   ,", "single token"),
+        ("狗", "'狗' is a single token"),
+    ],
+)
+def test_a_sentence_too_short_to_shuffle_gets_a_message(text, message):
+    at = open_page("home", query={"ex": "own", "text": text})
+    assert not at.exception
+    assert len(at.error) == 1 and message in at.error[0].value
+    assert at.error[0].value.startswith(tr("en", "error.bad_input", message="")[:20])
+    assert figures(at) == []
+    assert len(at.get("page_link")) > len(PAGE_NAMES)  # the rest of the page still draws
+
+
+def test_a_very_long_sentence_is_truncated_with_a_notice():
+    text = ("the cat sat on the mat " * 500)[:10_000]
+    at = open_page("home", query={"ex": "own", "text": text, "pe": "true"})
+    expected = check_charts(at, text, 0, positions=True, back=False)
+    assert len(expected.tokens) == demo.MAX_TOKENS
+    assert [i.value for i in at.info] == [
+        tr("en", "home.demo.truncated", total=len(demo.tokenize(text)), shown=demo.MAX_TOKENS)
+    ]
+
+
+def test_the_tour_opens_the_right_views():
+    at = open_page("home")
+    url_of_file = {path: name for name, path in PAGE_FILES.items()}
+    links = {p.proto.label: (p.proto.page, p.proto.query_string) for p in at.get("page_link")}
+    expected = {
+        "demo": ("", "pe=true"),  # the home page's own path is ""
+        "table": ("sinusoidal", ""),
+        "distance": ("sinusoidal", "tab=distance"),
+        "shift": ("sinusoidal", "tab=shift"),
+        "rope": ("rope", ""),
+        "alibi": ("alibi", ""),
+    }
+    if "compare" in PAGE_NAMES:
+        expected["compare"] = ("compare", "")
+    for step, target in expected.items():
+        assert links[tr("en", f"home.tour.{step}.link")] == target
+    steps = [m.value for m in at.markdown if m.value.startswith("**") and ".** " in m.value]
+    assert steps == [
+        tr("en", "home.tour.step", number=i, text=tr("en", f"home.tour.{step}"))
+        for i, step in enumerate(expected, start=1)
+    ]
+    tools = {"inspect", "lab", "compare", "pitfalls", "claims"} & set(PAGE_NAMES)
+    assert {url_of_file[PAGE_FILES[name]] for name in tools} <= {page for page, _ in links.values()}
+    for name in tools:
+        assert tr("en", f"home.more.{name}") in [c.value for c in at.caption]
