@@ -10,7 +10,7 @@ from posviz import compare
 from posviz.encodings import alibi
 from posviz.figures import compare as cmpfig
 from posviz.figures.compare import Series
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
 
 LENGTHS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
 TRAIN_LENGTHS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
@@ -353,8 +353,4 @@ def side_tab() -> None:
 
 intro("compare")
 DRAW = {"offset": offset_tab, "overview": overview_tab, "long": long_tab, "cost": cost_tab, "side": side_tab}
-tabs = widgets.url_tabs({code: t(f"compare.tab.{code}") for code in DRAW})
-for code, draw in DRAW.items():  # only the open tab computes
-    with tabs[code], errors_shown():
-        if tabs[code].open:
-            draw()
+lazy_tabs("compare", DRAW)  # only the open tab computes

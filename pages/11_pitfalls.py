@@ -7,7 +7,7 @@ import posviz
 from posviz import pitfalls, precision
 from posviz.encodings import alibi, learned
 from posviz.figures import pitfalls as pfig
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, similarity_heatmap, t, widgets
+from posviz.ui import cache, controls, heatmap, intro, lazy_tabs, show, similarity_heatmap, t, widgets
 
 FAMILY = posviz.family("sinusoidal")
 MAX_N, MAX_D = 4096, 1024  # the pitfalls show at these sizes; larger tables add nothing but waiting
@@ -503,8 +503,4 @@ DRAW = {
     "index": index_tab,
     "float16": float16_tab,
 }
-tabs = widgets.url_tabs({name: t(f"pitfalls.tab.{name}") for name in DRAW})
-for name, draw in DRAW.items():  # only the open tab computes
-    with tabs[name], errors_shown():
-        if tabs[name].open:
-            draw()
+lazy_tabs("pitfalls", DRAW)  # only the open tab computes

@@ -8,7 +8,7 @@ import streamlit as st
 
 from posviz import claims, figures
 from posviz.figures import claims as claimfig
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t
 
 ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:", "partly": ":material/error:"}
 COLOURS = {"holds": "green", "wrong": "red", "partly": "orange"}
@@ -371,8 +371,4 @@ DRAW = {
 intro("claims")
 with errors_shown():
     summary()
-tabs = widgets.url_tabs({name: t(f"claims.tab.{name}") for name in DRAW})
-for name, draw in DRAW.items():  # only the open tab computes
-    with tabs[name], errors_shown():
-        if tabs[name].open:
-            draw()
+lazy_tabs("claims", DRAW)  # only the open tab computes

@@ -10,9 +10,9 @@ from posviz.ui import (
     SIMILARITY_POSITIONS,
     cache,
     controls,
-    errors_shown,
     heatmap,
     intro,
+    lazy_tabs,
     show,
     similarity_heatmap,
     t,
@@ -405,8 +405,4 @@ DRAW = {
     "precision": precision_tab,
     "norms": norms_tab,
 }
-tabs = widgets.url_tabs({name: t(f"sinusoidal.tab.{name}") for name in DRAW})
-for name, draw in DRAW.items():  # only the open tab computes
-    with tabs[name], errors_shown():
-        if tabs[name].open:
-            draw()
+lazy_tabs("sinusoidal", DRAW)  # only the open tab computes

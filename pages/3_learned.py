@@ -14,6 +14,7 @@ from posviz.ui import (
     errors_shown,
     heatmap,
     intro,
+    lazy_tabs,
     session_tables,
     show,
     similarity_heatmap,
@@ -290,8 +291,4 @@ DRAW = {
     "past": past_tab,
 }
 if source is not None:
-    tabs = widgets.url_tabs({name: t(f"learned.tab.{name}") for name in DRAW})
-    for name, draw in DRAW.items():  # only the open tab computes
-        with tabs[name], errors_shown():
-            if tabs[name].open:
-                draw()
+    lazy_tabs("learned", DRAW)  # only the open tab computes

@@ -8,7 +8,7 @@ from posviz import figures
 from posviz.encodings import relative
 from posviz.figures import alibi as line_figures
 from posviz.figures import relative as relative_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, session_tables, show, t, widgets
+from posviz.ui import cache, controls, heatmap, intro, lazy_tabs, session_tables, show, t, widgets
 
 SHAW, T5 = posviz.family("shaw"), posviz.family("t5")
 T5_TABLE = "relative_attention_bias"
@@ -186,8 +186,4 @@ def t5_tab() -> None:
 
 
 DRAW = {"shaw": shaw_tab, "t5": t5_tab}
-tabs = widgets.url_tabs({name: t(f"relative.{name}") for name in DRAW})
-for name, draw in DRAW.items():  # only the open tab computes
-    with tabs[name], errors_shown():
-        if tabs[name].open:
-            draw()
+lazy_tabs("relative", DRAW, label="{page}.{code}")  # only the open tab computes

@@ -20,6 +20,7 @@ from posviz.ui import (
     errors_shown,
     heatmap,
     intro,
+    lazy_tabs,
     session_tables,
     show,
     similarity_heatmap,
@@ -499,8 +500,4 @@ if loaded is not None:
             "sinusoidal": sinusoidal_tab,
             "compare": compare_tab,
         }
-        tabs = widgets.url_tabs({name: t(f"inspect.tab.{name}") for name in DRAW})
-        for name, draw in DRAW.items():  # only the open tab computes
-            with tabs[name], errors_shown():
-                if tabs[name].open:
-                    draw()
+        lazy_tabs("inspect", DRAW)  # only the open tab computes

@@ -8,7 +8,7 @@ import streamlit as st
 
 from posviz import analysis, figures, lab
 from posviz.figures import lab as lab_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, session_tables, show, t, widgets
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, show, t
 
 LENGTH_FACTORS = (0.5, 1, 1.5, 2, 4)  # evaluation lengths, in multiples of the training length
 SESSION_PREFIX = "lab · "
@@ -277,10 +277,6 @@ if runs:
         "isolation": isolation_tab,
         "files": files_tab,
     }
-    tabs = widgets.url_tabs({name: t(f"lab.tab.{name}") for name in DRAW})
-    for name, draw in DRAW.items():  # only the open tab computes
-        with tabs[name], errors_shown():
-            if tabs[name].open:
-                draw()
+    lazy_tabs("lab", DRAW)  # only the open tab computes
 elif not chosen:
     st.info(t("lab.none"))

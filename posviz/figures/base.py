@@ -204,3 +204,50 @@ def bars(
     fig = go.Figure(go.Bar(x=list(labels), y=np.asarray(values, dtype=np.float64)))
     fig.update_yaxes(type="log", dtick=1) if log_y else fig.update_yaxes(type="linear")
     return style(fig, title, x_title, y_title, height)
+
+
+def animation_controls(
+    fig: go.Figure,
+    names: list[str],
+    *,
+    play: str,
+    pause: str,
+    slider_prefix: str,
+    frame_ms: int,
+    redraw: bool,
+    y: float,
+    slider_x: float = 0.17,
+) -> go.Figure:
+    """Play / Pause buttons and a slider with one step per frame (``names``), side by side at height ``y`` of the
+    plot area; ``redraw`` is needed when frames change heatmaps rather than moving points."""
+    still = {"frame": {"duration": 0, "redraw": redraw}, "mode": "immediate", "transition": {"duration": 0}}
+    playing = {"frame": {"duration": frame_ms, "redraw": redraw}, "fromcurrent": True, "transition": {"duration": 0}}
+    fig.update_layout(
+        updatemenus=[
+            {
+                "type": "buttons",
+                "direction": "left",
+                "x": 0.0,
+                "y": y,
+                "xanchor": "left",
+                "yanchor": "top",
+                "showactive": False,
+                "buttons": [
+                    {"label": play, "method": "animate", "args": [None, {**playing, "mode": "immediate"}]},
+                    {"label": pause, "method": "animate", "args": [[None], still]},
+                ],
+            }
+        ],
+        sliders=[
+            {
+                "active": 0,
+                "x": slider_x,
+                "len": 1.0 - slider_x,
+                "y": y,
+                "yanchor": "top",
+                "currentvalue": {"prefix": slider_prefix},
+                "steps": [{"label": name, "method": "animate", "args": [[name], still]} for name in names],
+            }
+        ],
+    )
+    return fig

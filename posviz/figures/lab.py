@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import style
+from .base import animation_controls, style
 
 
 def similarity_animation(
@@ -27,36 +27,10 @@ def similarity_animation(
     colour = {"colorscale": "RdBu_r", "zmin": -1.0, "zmax": 1.0, "colorbar": {"title": {"text": "cos"}}}
     fig = go.Figure(go.Heatmap(z=stack[0], **colour))
     fig.frames = [go.Frame(data=[go.Heatmap(z=m, **colour)], name=name) for m, name in zip(stack, names, strict=True)]
-    still = {"frame": {"duration": 0, "redraw": True}, "mode": "immediate", "transition": {"duration": 0}}
-    playing = {"frame": {"duration": frame_ms, "redraw": True}, "fromcurrent": True, "transition": {"duration": 0}}
-    fig.update_layout(
-        updatemenus=[
-            {
-                "type": "buttons",
-                "direction": "left",
-                "x": 0.0,
-                "y": -0.16,
-                "xanchor": "left",
-                "yanchor": "top",
-                "showactive": False,
-                "buttons": [
-                    {"label": play, "method": "animate", "args": [None, {**playing, "mode": "immediate"}]},
-                    {"label": pause, "method": "animate", "args": [[None], still]},
-                ],
-            }
-        ],
-        sliders=[
-            {
-                "active": 0,
-                "x": 0.24,
-                "len": 0.76,
-                "y": -0.16,
-                "yanchor": "top",
-                "currentvalue": {"prefix": slider_prefix},
-                "steps": [{"label": name, "method": "animate", "args": [[name], still]} for name in names],
-            }
-        ],
-    )
+    animation_controls(
+        fig, names, play=play, pause=pause, slider_prefix=slider_prefix, frame_ms=frame_ms, redraw=True, y=-0.16,
+        slider_x=0.24,
+    )  # fmt: skip
     fig.update_yaxes(autorange="reversed")
     style(fig, title, axis_title, axis_title, height)
     fig.update_layout(margin={"l": 60, "r": 20, "t": 60, "b": 150})

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import style
+from .base import animation_controls, style
 
 #: Colours of the pair classes (kept, blended, interpolated, beyond, faster).
 CLASS_COLOURS = ("#2b8cbe", "#9ebcda", "#e34a33", "#7f0000", "#31a354")
@@ -70,36 +70,9 @@ def rotation_animation(
         fig.add_annotation(x=center, y=reach, text=label, showarrow=False, yanchor="bottom", font={"size": 12})
     names = [str(int(p)) for p in np.asarray(positions)]
     fig.frames = [go.Frame(data=frame_traces(k), traces=[0, 1], name=names[k]) for k in range(n_frames)]
-    still = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate", "transition": {"duration": 0}}
-    playing = {"frame": {"duration": frame_ms, "redraw": False}, "fromcurrent": True, "transition": {"duration": 0}}
-    fig.update_layout(
-        meta={"centers": centers.tolist()},
-        updatemenus=[
-            {
-                "type": "buttons",
-                "direction": "left",
-                "x": 0.0,
-                "y": -0.05,
-                "xanchor": "left",
-                "yanchor": "top",
-                "showactive": False,
-                "buttons": [
-                    {"label": play, "method": "animate", "args": [None, {**playing, "mode": "immediate"}]},
-                    {"label": pause, "method": "animate", "args": [[None], still]},
-                ],
-            }
-        ],
-        sliders=[
-            {
-                "active": 0,
-                "x": 0.17,
-                "len": 0.83,
-                "y": 0.0,
-                "yanchor": "top",
-                "currentvalue": {"prefix": slider_prefix},
-                "steps": [{"label": name, "method": "animate", "args": [[name], still]} for name in names],
-            }
-        ],
+    fig.update_layout(meta={"centers": centers.tolist()})
+    animation_controls(
+        fig, names, play=play, pause=pause, slider_prefix=slider_prefix, frame_ms=frame_ms, redraw=False, y=-0.05
     )
     fig.update_xaxes(range=[-reach, centers[-1] + reach], showgrid=False, zeroline=False, showticklabels=False)
     fig.update_yaxes(

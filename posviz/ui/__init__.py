@@ -24,6 +24,7 @@ __all__ = [
     "errors_shown",
     "heatmap",
     "intro",
+    "lazy_tabs",
     "presenting",
     "show",
     "similarity_heatmap",
@@ -139,6 +140,17 @@ def errors_shown():
         yield
     except (ValueError, IndexError) as exc:
         st.error(t("error.bad_input", message=str(exc)))
+
+
+def lazy_tabs(page: str, draw: dict, *, label: str = "{page}.tab.{code}") -> None:
+    """One tab per entry of ``draw`` (code -> function that draws it), labelled from the catalog key ``label``;
+    only the open tab's function runs, inside ``errors_shown``, and its code is kept in the URL
+    (``widgets.url_tabs``)."""
+    tabs = widgets.url_tabs({code: t(label.format(page=page, code=code)) for code in draw})
+    for code, func in draw.items():
+        with tabs[code], errors_shown():
+            if tabs[code].open:
+                func()
 
 
 #: Where other pages leave position tables for this session: name -> (positions, dims) array. The checkpoint
