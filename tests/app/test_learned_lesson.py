@@ -260,3 +260,20 @@ def test_a_session_table_becomes_an_option():
         analysis.cosine_similarity_matrix(learned.interpolate_table(table, 96)),
         what="interp",
     )
+
+
+def test_a_one_element_change_in_a_session_table_is_never_stale():
+    """Tables without parameters are cached by a digest of every byte, not by Streamlit's sampled array hash."""
+    table = np.random.default_rng(11).normal(size=(200, 40))
+    at = open_page("learned")
+    at.session_state[SESSION_TABLES] = {"t": table}
+    at.run()
+    at.radio(key="init").set_value("session:t").run()
+    before = heatmap_z(chart(visit_tabs(at, "learned", ["table"]), "similarity"))
+    changed = table.copy()
+    changed[123, 7] += 5.0  # one element of 8,000
+    at.session_state[SESSION_TABLES] = {"t": changed}
+    at.run()
+    after = heatmap_z(chart(visit_tabs(at, "learned", ["table"]), "similarity"))
+    assert_matrix(after, analysis.cosine_similarity_matrix(changed), what="after the change")
+    assert not np.allclose(before[123], after[123])
