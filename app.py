@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from posviz.ui import LANGUAGES, present, t
+from posviz.ui import LANGUAGES, link, present, t
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
 st.set_page_config(page_title="posviz", page_icon="assets/icon.png", layout="wide")
+link.remember()
 
 with st.sidebar:
     url_radio(
@@ -40,3 +41,4 @@ st.navigation(
         for name, path, icon in PAGES
     ]
 ).run()
+link.report()

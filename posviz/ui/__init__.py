@@ -12,7 +12,7 @@ import streamlit as st
 
 from posviz import figures
 
-from . import cache, export, present, widgets
+from . import cache, export, link, present, widgets
 from .i18n import LANGUAGES, current_language, t, teaching_text
 from .present import controls, presenting
 
@@ -25,6 +25,7 @@ __all__ = [
     "heatmap",
     "intro",
     "lazy_tabs",
+    "link",
     "presenting",
     "show",
     "similarity_heatmap",
