@@ -35,10 +35,14 @@ PAGES = [
     ("claims", "pages/12_claims.py", ":material/fact_check:"),
 ]
 
-st.navigation(
+page = st.navigation(
     [
         st.Page(path, title=t(f"page.{name}"), icon=icon, url_path=name, default=name == "home")
         for name, path, icon in PAGES
     ]
-).run()
+)
+try:
+    page.run()
+except Exception as exc:  # a page's own errors are shown where they happen; this is the last net, never a traceback
+    st.error(t("error.unexpected", kind=type(exc).__name__, message=str(exc)[:500]))
 link.report()

@@ -15,10 +15,22 @@ ARRIVED = "posviz.link"
 REPORTED = "posviz.link.reported"
 
 
+#: Spellings of infinity and not-a-number: no control of the app takes one, and Streamlit's number boxes fail on
+#: them, so they leave the link before any control reads it (and are reported like any other unused value).
+NOT_FINITE = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"})
+
+
 def remember() -> None:
-    """Keep the query string of the session's first run."""
+    """Keep the query string of the session's first run, without the values no control can take."""
     if ARRIVED not in st.session_state:
         st.session_state[ARRIVED] = {key: st.query_params.get_all(key) for key in st.query_params}
+        unreadable = [
+            k for k, given in st.session_state[ARRIVED].items() if any(v.strip().lower() in NOT_FINITE for v in given)
+        ]
+        for key in unreadable:
+            del st.query_params[key]
+        if unreadable:
+            st.rerun()  # the controls of this first run would still read the link as it arrived
 
 
 def _same(given: list[str], value) -> bool:

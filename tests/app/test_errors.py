@@ -97,3 +97,18 @@ def test_errors_shown_does_not_hide_programming_errors():
     assert not at.error
     assert len(at.exception) == 1  # its text is redacted (.streamlit/config.toml: showErrorDetails = "none")
     assert [m.value for m in at.markdown] == ["before"]
+
+
+def test_an_unexpected_error_is_a_message_and_the_app_frame_stays(monkeypatch):
+    """The last net in app.py: an exception no page expected becomes a sentence, not a traceback."""
+    import posviz.encodings.xlnet as xlnet
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the order could not be drawn")
+
+    monkeypatch.setattr(xlnet, "factorisation_order", broken)
+    at = open_page("xlnet", query={"len": "11", "seed": "913"})  # settings no earlier test has cached
+    assert not at.exception
+    message = tr("en", "error.unexpected", kind="RuntimeError", message="the order could not be drawn")
+    assert message in [e.value for e in at.error]
+    assert [r.key for r in at.sidebar.radio] == ["lang"]  # the frame (language switch, navigation) is intact

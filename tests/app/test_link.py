@@ -19,6 +19,8 @@ def toasts(at) -> list[str]:
         ("sinusoidal", {"layout": "nope", "tab": "zzz", "k": "5"}, "layout=nope, tab=zzz"),
         ("lab", {"enc": ["bogus"], "steps": "30"}, "enc=bogus"),
         ("alibi", {"heads": "0", "len": "64"}, "heads=0"),
+        ("sinusoidal", {"n": "inf", "d": "64"}, "n=inf"),  # number boxes cannot read infinity at all
+        ("lab", {"seed": "-Infinity", "steps": "NaN"}, "seed=-Infinity, steps=NaN"),
     ],
 )
 def test_values_a_link_cannot_set_are_named_once(page, query, dropped):
