@@ -1,0 +1,92 @@
+"""Fuzzing every page: random and boundary values in the URL, then random moves of the controls, through AppTest.
+
+Whatever the state, a page may show a readable error (``st.error``) but never an uncaught exception. A failing
+state is printed (hypothesis shrinks it to the smallest query and moves that still fail). ``FUZZ_EXAMPLES`` sets
+the number of states per page (CI: 12; a deep run: ``FUZZ_EXAMPLES=300 pytest tests/app/test_fuzz.py``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ._support import PAGE_NAMES, open_page
+
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
+WIDGET_KINDS = ("slider", "select_slider", "number_input", "toggle", "radio", "selectbox", "multiselect", "text_input")
+#: Values that break naive parsing, sit on a limit or just past it; sizes stay within what a test can afford.
+SPECIAL = ["", "0", "-1", "1", "2", "7", "64", "4096", "4097", "32768", "1e9", "-1e9", "nan", "inf", "true", "x"]
+
+
+def keys_of(page: str) -> list[str]:
+    """The URL keys of the page's default view: every keyed widget, plus the tab and the language."""
+    at = open_page(page)
+    found = {w.key for kind in WIDGET_KINDS for w in getattr(at, kind) if w.key}
+    return sorted(found | {"tab", "lang"})
+
+
+def values() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.sampled_from(SPECIAL),
+        st.integers(-(10**6), 10**6).map(str),
+        st.floats(allow_nan=True, allow_infinity=True).map(repr),
+        st.text(max_size=8),
+    )
+
+
+def assert_no_exception(at, what: str) -> None:
+    assert not at.exception, f"{what}: uncaught exception\n" + "\n".join(e.value for e in at.exception)
+
+
+@pytest.mark.parametrize("page", PAGE_NAMES)
+def test_random_links_and_moves_never_raise(page):
+    keys = keys_of(page)
+
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(query=st.dictionaries(st.sampled_from([*keys, "junk"]), values(), max_size=4), data=st.data())
+    def check(query, data):
+        at = open_page(page, query=query)
+        assert_no_exception(at, f"{page}?{query}")
+        for step in range(data.draw(st.integers(0, 2), label="moves")):
+            # what is drawn never depends on the page (hypothesis replays draws): a widget index and a point in
+            # [0, 1] that ``move`` maps onto whichever widgets this state shows
+            pick, where = data.draw(st.integers(0, 99), label="widget"), data.draw(unit(), label="value")
+            widgets = [w for kind in WIDGET_KINDS for w in getattr(at, kind) if w.key and not w.disabled]
+            if not widgets:
+                break
+            widget = widgets[pick % len(widgets)]
+            move(widget, where)
+            at.run()
+            assert_no_exception(at, f"{page}?{query} after move {step + 1}, {widget.key} at {where}")
+
+    check()
+
+
+def unit() -> st.SearchStrategy[float]:
+    """A point in [0, 1], often an end (the boundaries of a range are where bugs live)."""
+    return st.one_of(st.sampled_from([0.0, 1.0, 0.5]), st.floats(0.0, 1.0))
+
+
+def move(widget, where: float) -> None:
+    """Set ``widget`` to the value at ``where`` (0 = first option or minimum, 1 = last or maximum)."""
+    kind = widget.type
+    if kind in ("radio", "selectbox", "select_slider"):
+        options = list(widget.options)
+        if options:
+            widget.set_value(options[min(int(where * len(options)), len(options) - 1)])
+    elif kind == "multiselect":
+        options = list(widget.options)
+        widget.set_value(options[: int(where * len(options))])
+    elif kind == "toggle":
+        widget.set_value(where >= 0.5)
+    elif kind == "text_input":
+        widget.input(["", "x", "the dog bit the man", "狗咬人", "a" * 300][min(int(where * 5), 4)])
+    else:  # slider, number_input: a point of the range, kept affordable (at most 600 steps above the minimum)
+        lo, hi = widget.min, widget.max
+        if isinstance(lo, int) and isinstance(hi, int):
+            widget.set_value(lo + round(where * (min(hi, lo + 600) - lo)))
+        else:
+            widget.set_value(float(lo) + where * (float(hi) - float(lo)))
