@@ -18,6 +18,7 @@ from posviz.ui import (
     session_tables,
     show,
     similarity_heatmap,
+    spectrum_views,
     t,
     widgets,
 )
@@ -176,46 +177,14 @@ def spectrum_tab() -> None:
         r"\, e^{-\mathrm{i}\omega p}\Big|^2,\qquad \omega_{\min} = 2\pi / n"
     )
     spectrum = source(analysis.position_spectrum)
-    reference = cache.call(learned.sinusoidal_column_frequencies, width)
-    show(
-        learned_figures.dominant_frequencies(
-            spectrum.dims,
-            spectrum.dominant,
-            reference,
-            spectrum.resolution,
-            title=t("learned.spectrum.dominant"),
-            x_title=t("axis.dimension"),
-            y_title=t("learned.axis.frequency"),
-            table_name=label(code),
-            reference_name=t("learned.spectrum.reference"),
-            floor_name=t("learned.spectrum.floor"),
-        ),
-        notice=t(f"learned.spectrum.notice.{kind}")
-        + (" " + t("learned.sampled_dims", shown=len(spectrum.dims), d=width) if len(spectrum.dims) < width else ""),
-        key="dominant",
-        data={
-            "dimension": spectrum.dims,
-            "dominant_frequency": spectrum.dominant,
-            "sinusoidal_frequency": reference[spectrum.dims],
-        },
-        name="learned_dominant_frequency",
-    )
-    series = {label(code): spectrum.mean_power}
-    if kind != "sinusoidal":
-        sin_spectrum = cache.call(learned.sinusoidal_spectrum, n_rows, width)
-        series[t("learned.spectrum.reference")] = sin_spectrum.mean_power
-    show(
-        figures.lines(
-            spectrum.frequencies,
-            series,
-            title=t("learned.spectrum.mean"),
-            x_title=t("learned.axis.frequency"),
-            y_title=t("learned.axis.power"),
-        ),
-        notice=t("learned.spectrum.mean.notice"),
-        key="power",
-        data={"frequency": spectrum.frequencies, **series},
-        name="learned_power_spectrum",
+    sinusoidal = None if kind == "sinusoidal" else cache.call(learned.sinusoidal_spectrum, n_rows, width).mean_power
+    spectrum_views(
+        spectrum,
+        width,
+        table_name=label(code),
+        notice=t(f"learned.spectrum.notice.{kind}"),
+        stem="learned",
+        reference_power=sinusoidal,
     )
 
 

@@ -24,6 +24,7 @@ from posviz.ui import (
     session_tables,
     show,
     similarity_heatmap,
+    spectrum_views,
     t,
     widgets,
 )
@@ -299,48 +300,14 @@ def projection_tab() -> None:
 
 
 def spectrum_tab() -> None:
-    spectrum = loaded(analysis.position_spectrum)
     n, d = loaded.table.shape
-    reference = cache.call(learned.sinusoidal_column_frequencies, d)
-    show(
-        learned_figures.dominant_frequencies(
-            spectrum.dims,
-            spectrum.dominant,
-            reference,
-            spectrum.resolution,
-            title=t("learned.spectrum.dominant"),
-            x_title=t("axis.dimension"),
-            y_title=t("learned.axis.frequency"),
-            table_name=loaded.name,
-            reference_name=t("learned.spectrum.reference"),
-            floor_name=t("learned.spectrum.floor"),
-        ),
-        notice=t("inspect.spectrum.notice")
-        + (" " + t("learned.sampled_dims", shown=len(spectrum.dims), d=d) if len(spectrum.dims) < d else ""),
-        key="dominant",
-        data={
-            "dimension": spectrum.dims,
-            "dominant_frequency": spectrum.dominant,
-            "sinusoidal": reference[spectrum.dims],
-        },
-        name="checkpoint_dominant_frequency",
-    )
-    series = {
-        loaded.name: spectrum.mean_power,
-        t("learned.spectrum.reference"): cache.call(learned.sinusoidal_spectrum, n, d).mean_power,
-    }
-    show(
-        figures.lines(
-            spectrum.frequencies,
-            series,
-            title=t("learned.spectrum.mean"),
-            x_title=t("learned.axis.frequency"),
-            y_title=t("learned.axis.power"),
-        ),
-        notice=t("learned.spectrum.mean.notice"),
-        key="power",
-        data={"frequency": spectrum.frequencies, **series},
-        name="checkpoint_power_spectrum",
+    spectrum_views(
+        loaded(analysis.position_spectrum),
+        d,
+        table_name=loaded.name,
+        notice=t("inspect.spectrum.notice"),
+        stem="checkpoint",
+        reference_power=cache.call(learned.sinusoidal_spectrum, n, d).mean_power,
     )
 
 

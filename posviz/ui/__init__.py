@@ -29,6 +29,7 @@ __all__ = [
     "presenting",
     "show",
     "similarity_heatmap",
+    "spectrum_views",
     "t",
     "widgets",
 ]
@@ -131,6 +132,55 @@ def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None
         dx=step,
         dy=step,
         colorbar_title="cos",
+    )
+
+
+def spectrum_views(spectrum, width: int, *, table_name: str, notice: str, stem: str, reference_power=None) -> None:
+    """The two spectrum figures of a table (``analysis.position_spectrum`` of it, ``width`` its d): each analysed
+    dimension's dominant frequency against the sinusoidal table's, and the mean power spectrum, beside
+    ``reference_power`` (the sinusoidal table's) when given. ``stem`` starts the downloaded files' names."""
+    from posviz.encodings import learned
+    from posviz.figures import learned as learned_figures
+
+    reference = cache.call(learned.sinusoidal_column_frequencies, width)
+    sampled = len(spectrum.dims) < width
+    show(
+        learned_figures.dominant_frequencies(
+            spectrum.dims,
+            spectrum.dominant,
+            reference,
+            spectrum.resolution,
+            title=t("learned.spectrum.dominant"),
+            x_title=t("axis.dimension"),
+            y_title=t("learned.axis.frequency"),
+            table_name=table_name,
+            reference_name=t("learned.spectrum.reference"),
+            floor_name=t("learned.spectrum.floor"),
+        ),
+        notice=notice + (" " + t("learned.sampled_dims", shown=len(spectrum.dims), d=width) if sampled else ""),
+        key="dominant",
+        data={
+            "dimension": spectrum.dims,
+            "dominant_frequency": spectrum.dominant,
+            "sinusoidal_frequency": reference[spectrum.dims],
+        },
+        name=f"{stem}_dominant_frequency",
+    )
+    series = {table_name: spectrum.mean_power}
+    if reference_power is not None:
+        series[t("learned.spectrum.reference")] = reference_power
+    show(
+        figures.lines(
+            spectrum.frequencies,
+            series,
+            title=t("learned.spectrum.mean"),
+            x_title=t("learned.axis.frequency"),
+            y_title=t("learned.axis.power"),
+        ),
+        notice=t("learned.spectrum.mean.notice"),
+        key="power",
+        data={"frequency": spectrum.frequencies, **series},
+        name=f"{stem}_power_spectrum",
     )
 
 
