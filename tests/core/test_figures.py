@@ -122,3 +122,27 @@ def test_noise_image_stays_small():
 def test_heatmap_rejects_non_matrices():
     with pytest.raises(ValueError, match="2-D"):
         figures.heatmap(np.zeros(5), title="t", x_title="x", y_title="y")
+
+
+@pytest.mark.parametrize("default", ["plotly_white", "plotly_dark"])
+def test_every_figure_gets_the_white_template_and_its_axis_titles(default, monkeypatch):
+    """Whatever plotly's default template is when a figure is made (Streamlit sets its own on import), a styled
+    figure carries ``plotly_white``; one figure or a grid of subplots, every axis gets its title."""
+    import plotly.graph_objects as go
+    import plotly.io as pio
+    from plotly.subplots import make_subplots
+
+    monkeypatch.setattr(pio.templates, "default", default)
+    white = pio.templates["plotly_white"].layout.to_plotly_json()
+    single = figures.style(go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "t", "position", "value", 300)
+    grid = figures.style(make_subplots(rows=1, cols=2), "t", "position", "value", 300)
+    for fig in (single, grid):
+        assert fig.layout.template.layout.to_plotly_json() == white
+        assert fig.layout.height == 300 and fig.layout.title.text == "t"
+    assert (single.layout.xaxis.title.text, single.layout.yaxis.title.text) == ("position", "value")
+    assert [a.title.text for a in (grid.layout.xaxis, grid.layout.xaxis2, grid.layout.yaxis, grid.layout.yaxis2)] == [
+        "position",
+        "position",
+        "value",
+        "value",
+    ]
