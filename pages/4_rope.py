@@ -7,7 +7,7 @@ import posviz
 from posviz.encodings import rope, rope_configs
 from posviz.figures import bars, lines
 from posviz.figures import rope as rope_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
 
 FAMILY = posviz.family("rope")
 DECAY_BASES = (10_000.0, 500_000.0, 1_000_000.0)
@@ -416,6 +416,31 @@ def config_explorer():
         )
 
 
+def rotation_tab():
+    angle_table(n, head_dim, base)
+    animation(head_dim, base)
+
+
+def scores_tab():
+    scores(n, head_dim, base)
+
+
+def decay_tab():
+    decay(head_dim, base)
+
+
+def layouts_tab():
+    layouts(base)
+
+
+def partial_tab():
+    partial(n, head_dim, base)
+
+
+def extension_tab():
+    extension(head_dim, base)
+
+
 intro("rope")
 with controls():
     c1, c2, c3 = st.columns(3)
@@ -429,12 +454,15 @@ valid = False
 with errors_shown():
     cache.call(rope.rope_inv_freq, head_dim, base=base)
     valid = True
-if valid:
-    angle_table(n, head_dim, base)
-    animation(head_dim, base)
-    scores(n, head_dim, base)
-    decay(head_dim, base)
-    layouts(base)
-    partial(n, head_dim, base)
-    extension(head_dim, base)
-config_explorer()
+DRAW = {
+    "rotation": rotation_tab,
+    "scores": scores_tab,
+    "decay": decay_tab,
+    "layouts": layouts_tab,
+    "partial": partial_tab,
+    "extension": extension_tab,
+    "config": config_explorer,
+}
+if not valid:  # the error above names the bad size; only the config.json tab has its own inputs
+    DRAW = {code: draw if code == "config" else st.empty for code, draw in DRAW.items()}
+lazy_tabs("rope", DRAW)  # only the open tab computes

@@ -7,7 +7,7 @@ import posviz
 from posviz import figures
 from posviz.encodings import alibi
 from posviz.figures import alibi as alibi_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
 
 FAMILY = posviz.family("alibi")
 CHECKED_HEAD_COUNTS = (8, 12, 16)
@@ -23,22 +23,9 @@ def _clamped(key: str, hi: int) -> None:
         st.session_state[key] = hi
 
 
-intro("alibi")
-with errors_shown():
-    with controls():
-        c1, c2, c3, c4 = st.columns(4)
-        with c1:
-            n_heads = widgets.number(FAMILY.param("n_heads"), key="heads", maximum=64)
-        with c2:
-            seq_len = widgets.number(FAMILY.param("seq_len"), key="len", maximum=1024)
-        with c3:
-            head = widgets.number(FAMILY.param("head"), key="head", maximum=n_heads - 1) if n_heads > 1 else 0
-        with c4:
-            causal = widgets.toggle(FAMILY.param("causal"), key="causal")
-
-    slopes = cache.call(posviz.alibi_slopes, n_heads)
+def bias_tab():
+    """Every head's slope, and the bias matrix of the chosen head."""
     origin = cache.call(alibi.alibi_slope_origin, n_heads)
-    origin_names = (t("alibi.origin.c"), t("alibi.origin.extra"), t("alibi.origin.unused"))
     show(
         alibi_figures.slopes_by_origin(
             [str(h) for h in range(n_heads)],
@@ -73,190 +60,220 @@ with errors_shown():
         name=f"alibi-bias-head{head}",
     )
 
-st.subheader(t("alibi.origin.header"))
-with errors_shown():
-    st.markdown(t("alibi.origin.text"))
-    st.latex(
-        r"m_h = 2^{-8h/c}\ (h = 1..c),\qquad m_{c+t+1} = 2^{-8(2t+1)/(2c)}\ (t = 0..n-c-1),"
-        r"\qquad c = 2^{\lfloor \log_2 n \rfloor}"
-    )
-    ladder, use = cache.call(alibi.alibi_slope_ladder, n_heads)
-    closest = len(use) // 2
-    show(
-        alibi_figures.slope_ladder(
-            ladder,
-            use,
-            origin_names,
-            title=t("alibi.ladder", n=n_heads, c=closest, c2=2 * closest),
-            x_title=t("alibi.ladder.x"),
-            y_title=t("axis.slope"),
-        ),
-        notice=t("alibi.ladder.notice.power" if closest == n_heads else "alibi.ladder.notice"),
-        key="ladder",
-        data={"h": range(1, len(use) + 1), "slope_of_2c_heads": ladder, "use": use},
-        name="alibi-slope-origin",
-    )
 
-st.subheader(t("alibi.article.header"))
-with errors_shown():
-    st.markdown(t("alibi.article.text"))
-    st.latex(r"\text{paper: } m_k = 2^{-8k/n}\qquad \text{article: } m_k = 2^{-(7+k)/n},\qquad k = 1..n")
-    series, rows = {}, []
-    for n in CHECKED_HEAD_COUNTS:
-        paper, article = cache.call(posviz.alibi_slopes, n), cache.call(alibi.article_slopes, n)
-        agree = cache.call(alibi.article_slopes_agree, n)
-        series[t("alibi.article.heads", n=n)] = (paper, article)
-        rows.append(
-            {
-                t("alibi.col.heads"): n,
-                t("alibi.article.col.agree"): ", ".join(str(h) for h in agree.nonzero()[0]) or "—",
-                t("alibi.article.col.paper_min"): f"{paper.min():.4g}",
-                t("alibi.article.col.article_min"): f"{article.min():.4g}",
-            }
+def origin_tab():
+    """Where the slopes of a head count that is not a power of two come from."""
+    st.subheader(t("alibi.origin.header"))
+    with errors_shown():
+        st.markdown(t("alibi.origin.text"))
+        st.latex(
+            r"m_h = 2^{-8h/c}\ (h = 1..c),\qquad m_{c+t+1} = 2^{-8(2t+1)/(2c)}\ (t = 0..n-c-1),"
+            r"\qquad c = 2^{\lfloor \log_2 n \rfloor}"
         )
-    show(
-        alibi_figures.formula_check(
-            series,
-            (t("alibi.article.paper"), t("alibi.article.article")),
-            title=t("alibi.article"),
-            x_title=t("axis.head"),
-            y_title=t("axis.slope"),
-        ),
-        notice=t("alibi.article.notice"),
-        key="article",
-        data={
-            f"{n}_heads_{rule}": values
-            for n, (paper, article) in zip(CHECKED_HEAD_COUNTS, series.values(), strict=True)
-            for rule, values in (("paper", paper), ("article", article))
-        },
-        name="alibi-article-vs-paper",
-    )
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+        ladder, use = cache.call(alibi.alibi_slope_ladder, n_heads)
+        closest = len(use) // 2
+        show(
+            alibi_figures.slope_ladder(
+                ladder,
+                use,
+                origin_names,
+                title=t("alibi.ladder", n=n_heads, c=closest, c2=2 * closest),
+                x_title=t("alibi.ladder.x"),
+                y_title=t("axis.slope"),
+            ),
+            notice=t("alibi.ladder.notice.power" if closest == n_heads else "alibi.ladder.notice"),
+            key="ladder",
+            data={"h": range(1, len(use) + 1), "slope_of_2c_heads": ladder, "use": use},
+            name="alibi-slope-origin",
+        )
 
-st.subheader(t("alibi.row.header"))
-with errors_shown():
-    with controls():
-        c1, c2, c3 = st.columns([2, 2, 1])
-        with c1:
-            if seq_len > 1:
-                _clamped("q", seq_len - 1)
-                query = st.slider(
-                    t("alibi.ctl.q"),
-                    0,
-                    seq_len - 1,
-                    min(16, seq_len - 1),
-                    key="q",
-                    bind="query-params",
-                    help=t("alibi.ctl.q.help"),
+
+def article_tab():
+    """The article's slope formula against the paper's."""
+    st.subheader(t("alibi.article.header"))
+    with errors_shown():
+        st.markdown(t("alibi.article.text"))
+        st.latex(r"\text{paper: } m_k = 2^{-8k/n}\qquad \text{article: } m_k = 2^{-(7+k)/n},\qquad k = 1..n")
+        series, rows = {}, []
+        for n in CHECKED_HEAD_COUNTS:
+            paper, article = cache.call(posviz.alibi_slopes, n), cache.call(alibi.article_slopes, n)
+            agree = cache.call(alibi.article_slopes_agree, n)
+            series[t("alibi.article.heads", n=n)] = (paper, article)
+            rows.append(
+                {
+                    t("alibi.col.heads"): n,
+                    t("alibi.article.col.agree"): ", ".join(str(h) for h in agree.nonzero()[0]) or "—",
+                    t("alibi.article.col.paper_min"): f"{paper.min():.4g}",
+                    t("alibi.article.col.article_min"): f"{article.min():.4g}",
+                }
+            )
+        show(
+            alibi_figures.formula_check(
+                series,
+                (t("alibi.article.paper"), t("alibi.article.article")),
+                title=t("alibi.article"),
+                x_title=t("axis.head"),
+                y_title=t("axis.slope"),
+            ),
+            notice=t("alibi.article.notice"),
+            key="article",
+            data={
+                f"{n}_heads_{rule}": values
+                for n, (paper, article) in zip(CHECKED_HEAD_COUNTS, series.values(), strict=True)
+                for rule, values in (("paper", paper), ("article", article))
+            },
+            name="alibi-article-vs-paper",
+        )
+        st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+def row_tab():
+    """One query's softmax row with and without the bias, and each head's span."""
+    st.subheader(t("alibi.row.header"))
+    with errors_shown():
+        with controls():
+            c1, c2, c3 = st.columns([2, 2, 1])
+            with c1:
+                if seq_len > 1:
+                    _clamped("q", seq_len - 1)
+                    query = st.slider(
+                        t("alibi.ctl.q"),
+                        0,
+                        seq_len - 1,
+                        min(16, seq_len - 1),
+                        key="q",
+                        bind="query-params",
+                        help=t("alibi.ctl.q.help"),
+                    )
+                else:
+                    query = 0
+            with c2:
+                scores = widgets.url_radio(
+                    t("alibi.ctl.scores"),
+                    ["equal", "random"],
+                    key="scores",
+                    default="equal",
+                    format_func=lambda o: t(f"alibi.scores.{o}"),
+                    horizontal=True,
+                    help=t("alibi.ctl.scores.help"),
                 )
-            else:
-                query = 0
-        with c2:
-            scores = widgets.url_radio(
-                t("alibi.ctl.scores"),
-                ["equal", "random"],
-                key="scores",
-                default="equal",
-                format_func=lambda o: t(f"alibi.scores.{o}"),
-                horizontal=True,
-                help=t("alibi.ctl.scores.help"),
-            )
-        with c3:
-            seed = st.number_input(
-                t("param.seed"),
-                0,
-                2**31 - 1,
-                0,
-                key="seed",
-                bind="query-params",
-                help=t("help.seed"),
-                disabled=scores == "equal",
-            )
-    st.latex(
-        r"a_h(j) = \frac{e^{\,s_j - m_h (i-j)}}{\sum_{k \le i} e^{\,s_k - m_h (i-k)}},\qquad"
-        r"\frac{a_h(j)}{a_h(i)} = e^{-m_h (i-j)}\ \text{(equal scores)}"
-    )
-    shown = tuple(int(h) for h in posviz.evenly_spaced(n_heads, 4))
-    with_bias, without = cache.call(
-        alibi.alibi_attention_row, n_heads, query, heads=shown, seed=None if scores == "equal" else int(seed)
-    )
-    names = _head_names(shown, slopes)
-    lines = {t("alibi.row.no_bias"): without} | {names[h]: with_bias[k] for k, h in enumerate(shown)}
-    show(
-        figures.lines(
-            range(query + 1),
-            lines,
-            title=t("alibi.row", i=query),
-            x_title=t("axis.key_position"),
-            y_title=t("alibi.axis.weight"),
-        ),
-        notice=t("alibi.row.notice"),
-        key="row",
-        data={"key_position": range(query + 1)} | lines,
-        name=f"alibi-softmax-row{query}",
-    )
-    span = cache.call(alibi.alibi_span, n_heads, 0.01)
-    st.latex(r"d_h = \frac{\ln 100}{m_h} \approx \frac{4.6}{m_h}")
-    show(
-        figures.bars(
-            [str(h) for h in range(n_heads)],
-            span,
-            title=t("alibi.span"),
-            x_title=t("axis.head"),
-            y_title=t("alibi.axis.distance"),
-            log_y=True,
-        ),
-        notice=t("alibi.span.notice"),
-        key="span",
-        data={"head": range(n_heads), "slope": slopes, "span_1_percent": span},
-        name="alibi-span",
-    )
+            with c3:
+                seed = st.number_input(
+                    t("param.seed"),
+                    0,
+                    2**31 - 1,
+                    0,
+                    key="seed",
+                    bind="query-params",
+                    help=t("help.seed"),
+                    disabled=scores == "equal",
+                )
+        st.latex(
+            r"a_h(j) = \frac{e^{\,s_j - m_h (i-j)}}{\sum_{k \le i} e^{\,s_k - m_h (i-k)}},\qquad"
+            r"\frac{a_h(j)}{a_h(i)} = e^{-m_h (i-j)}\ \text{(equal scores)}"
+        )
+        shown = tuple(int(h) for h in posviz.evenly_spaced(n_heads, 4))
+        with_bias, without = cache.call(
+            alibi.alibi_attention_row, n_heads, query, heads=shown, seed=None if scores == "equal" else int(seed)
+        )
+        names = _head_names(shown, slopes)
+        lines = {t("alibi.row.no_bias"): without} | {names[h]: with_bias[k] for k, h in enumerate(shown)}
+        show(
+            figures.lines(
+                range(query + 1),
+                lines,
+                title=t("alibi.row", i=query),
+                x_title=t("axis.key_position"),
+                y_title=t("alibi.axis.weight"),
+            ),
+            notice=t("alibi.row.notice"),
+            key="row",
+            data={"key_position": range(query + 1)} | lines,
+            name=f"alibi-softmax-row{query}",
+        )
+        span = cache.call(alibi.alibi_span, n_heads, 0.01)
+        st.latex(r"d_h = \frac{\ln 100}{m_h} \approx \frac{4.6}{m_h}")
+        show(
+            figures.bars(
+                [str(h) for h in range(n_heads)],
+                span,
+                title=t("alibi.span"),
+                x_title=t("axis.head"),
+                y_title=t("alibi.axis.distance"),
+                log_y=True,
+            ),
+            notice=t("alibi.span.notice"),
+            key="span",
+            data={"head": range(n_heads), "slope": slopes, "span_1_percent": span},
+            name="alibi-span",
+        )
 
-st.subheader(t("alibi.long.header"))
+
+def long_tab():
+    """The bias far beyond the training length, and the attention it leaves there."""
+    st.subheader(t("alibi.long.header"))
+    with errors_shown():
+        with controls():
+            train = st.select_slider(
+                t("alibi.ctl.train"),
+                [16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
+                512,
+                key="train",
+                bind="query-params",
+                help=t("alibi.ctl.train.help"),
+            )
+        few = tuple(int(h) for h in posviz.evenly_spaced(n_heads, 8))
+        names = _head_names(few, slopes)
+        far = cache.call(alibi.alibi_distance_bias, n_heads, 4 * train)
+        distance_lines = {names[h]: far[h] for h in few}
+        show(
+            alibi_figures.lines_with_marker(
+                range(4 * train + 1),
+                distance_lines,
+                marker=train,
+                marker_text=t("alibi.train_len", n=train),
+                title=t("alibi.far"),
+                x_title=t("alibi.axis.distance"),
+                y_title=t("axis.bias"),
+            ),
+            notice=t("alibi.far.notice"),
+            key="far",
+            data={"distance": range(4 * train + 1)} | distance_lines,
+            name="alibi-bias-by-distance",
+        )
+        lengths = tuple(int(n) for n in posviz.evenly_spaced(8 * train + 1, 65)[1:])
+        mass = cache.call(alibi.alibi_mass_beyond, n_heads, train, lengths)
+        mass_lines = {names[h]: 100.0 * mass[h] for h in few}
+        show(
+            alibi_figures.lines_with_marker(
+                lengths,
+                mass_lines,
+                marker=train,
+                marker_text=t("alibi.train_len", n=train),
+                title=t("alibi.mass", n=train),
+                x_title=t("alibi.axis.seq_len"),
+                y_title=t("alibi.axis.percent"),
+            ),
+            notice=t("alibi.mass.notice"),
+            key="mass",
+            data={"seq_len": lengths} | mass_lines,
+            name="alibi-mass-beyond-train-len",
+        )
+
+
+intro("alibi")
 with errors_shown():
     with controls():
-        train = st.select_slider(
-            t("alibi.ctl.train"),
-            [16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
-            512,
-            key="train",
-            bind="query-params",
-            help=t("alibi.ctl.train.help"),
-        )
-    few = tuple(int(h) for h in posviz.evenly_spaced(n_heads, 8))
-    names = _head_names(few, slopes)
-    far = cache.call(alibi.alibi_distance_bias, n_heads, 4 * train)
-    distance_lines = {names[h]: far[h] for h in few}
-    show(
-        alibi_figures.lines_with_marker(
-            range(4 * train + 1),
-            distance_lines,
-            marker=train,
-            marker_text=t("alibi.train_len", n=train),
-            title=t("alibi.far"),
-            x_title=t("alibi.axis.distance"),
-            y_title=t("axis.bias"),
-        ),
-        notice=t("alibi.far.notice"),
-        key="far",
-        data={"distance": range(4 * train + 1)} | distance_lines,
-        name="alibi-bias-by-distance",
-    )
-    lengths = tuple(int(n) for n in posviz.evenly_spaced(8 * train + 1, 65)[1:])
-    mass = cache.call(alibi.alibi_mass_beyond, n_heads, train, lengths)
-    mass_lines = {names[h]: 100.0 * mass[h] for h in few}
-    show(
-        alibi_figures.lines_with_marker(
-            lengths,
-            mass_lines,
-            marker=train,
-            marker_text=t("alibi.train_len", n=train),
-            title=t("alibi.mass", n=train),
-            x_title=t("alibi.axis.seq_len"),
-            y_title=t("alibi.axis.percent"),
-        ),
-        notice=t("alibi.mass.notice"),
-        key="mass",
-        data={"seq_len": lengths} | mass_lines,
-        name="alibi-mass-beyond-train-len",
-    )
+        c1, c2, c3, c4 = st.columns(4)
+        with c1:
+            n_heads = widgets.number(FAMILY.param("n_heads"), key="heads", maximum=64)
+        with c2:
+            seq_len = widgets.number(FAMILY.param("seq_len"), key="len", maximum=1024)
+        with c3:
+            head = widgets.number(FAMILY.param("head"), key="head", maximum=n_heads - 1) if n_heads > 1 else 0
+        with c4:
+            causal = widgets.toggle(FAMILY.param("causal"), key="causal")
+    slopes = cache.call(posviz.alibi_slopes, n_heads)
+    origin_names = (t("alibi.origin.c"), t("alibi.origin.extra"), t("alibi.origin.unused"))
+    DRAW = {"bias": bias_tab, "origin": origin_tab, "article": article_tab, "row": row_tab, "long": long_tab}
+    lazy_tabs("alibi", DRAW)  # only the open tab computes

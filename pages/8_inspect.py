@@ -170,7 +170,7 @@ def rope_model(exc: ckpt.RopeModel) -> None:
         "pages/4_rope.py",
         label=t("inspect.open.rope"),
         icon=":material/rotate_right:",
-        query_params={"cfg": json.dumps(fields)},
+        query_params={"tab": "config", "cfg": json.dumps(fields)},
     )
 
 

@@ -36,6 +36,16 @@ def app_pages() -> tuple[tuple[str, str], ...]:
     raise AssertionError("app.py has no PAGES = [...] list to read the pages from")
 
 
+@cache
+def tab_codes(page: str) -> tuple[str, ...]:
+    """The tab codes of ``page``, first tab first: the string keys of its ``DRAW = {...}`` literal (none: no tabs)."""
+    tree = ast.parse((ROOT / PAGE_FILES[page]).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "DRAW" for t in node.targets):
+            return tuple(ast.literal_eval(key) for key in node.value.keys)
+    return ()
+
+
 PAGE_NAMES = tuple(name for name, _ in app_pages())
 PAGE_FILES = dict(app_pages())
 LANGS = ("en", "zh")
@@ -230,7 +240,7 @@ def default_titles(page: str, lang: str) -> list[str]:
         "home": [],
         "sinusoidal": [("sinusoidal.table", {}), ("figure.similarity", {})],
         "learned": [("learned.table", {}), ("figure.similarity", {})],
-        "rope": [("rope.table", {}), ("rope.scores", {})],
+        "rope": [("rope.table", {}), ("rope.anim", {})],
         # 8 heads: head 0 has slope 2^-1, shown with 4 significant digits
         "alibi": [("alibi.slopes", {}), ("alibi.bias", {"head": 0, "slope": "0.5"})],
         "relative": [("relative.shaw.index", {"k": 8}), ("relative.shaw.distinct", {"k": 8, "total": 17})],

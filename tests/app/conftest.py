@@ -38,3 +38,11 @@ def default_view():
         return views[page, lang]
 
     return get
+
+
+def pytest_terminal_summary(terminalreporter):
+    """How many states the fuzz test visited on each page (links opened plus control moves)."""
+    fuzz = sys.modules.get(f"{__package__}.test_fuzz")
+    if fuzz is not None and fuzz.STATES:
+        counts = ", ".join(f"{page} {count}" for page, count in fuzz.STATES.items())
+        terminalreporter.write_line(f"fuzz states per page: {counts}")

@@ -9,23 +9,36 @@ import pytest
 import posviz
 from posviz.encodings import alibi
 
-from ._support import as_array, assert_clean, figures, open_page, title, tr, widget
+from ._support import TabbedView, as_array, assert_clean, open_page, title, tr, visit_tabs
 
 URL = {"heads": "12", "q": "5", "scores": "random", "seed": "3", "train": "64"}
+TABS = ["bias", "origin", "article", "row", "long"]
+
+
+def visit(query: dict | None = None, lang: str = "en", at=None) -> TabbedView:
+    """Every tab of the page opened with ``query`` (or of ``at``), first tab first."""
+    view = visit_tabs(at or open_page("alibi", query=query, lang=lang), "alibi", TABS, lang)
+    assert not view.exceptions and not view.errors, view.exceptions + view.errors
+    return view
+
+
+@pytest.fixture(scope="module")
+def default_tabs():
+    return {lang: visit(lang=lang) for lang in ("en", "zh")}
 
 
 @pytest.fixture(scope="module")
 def url_view():
-    return open_page("alibi", query=URL)
+    return visit(URL)
 
 
 def ys(fig) -> list[np.ndarray]:
     return [as_array(trace["y"]) for trace in fig["data"] if trace.get("x") != [None]]
 
 
-def check_lessons(at, *, n_heads, query, seed, train, lang="en"):
-    figs = figures(at)
-    assert len(figs) == 8
+def check_lessons(view: TabbedView, *, n_heads, query, seed, train, lang="en"):
+    figs = view.figures
+    assert [len(view.by_tab[code]) for code in TABS] == [2, 1, 1, 2, 2]
     slopes, _, ladder, article, row, span, far, mass = figs
     expected = posviz.alibi_slopes(n_heads)
     np.testing.assert_allclose(as_array(slopes["data"][0]["y"]), expected, rtol=1e-12)
@@ -72,16 +85,15 @@ def check_lessons(at, *, n_heads, query, seed, train, lang="en"):
     assert title(mass) == tr(lang, "alibi.mass", n=train)
 
 
-def test_default_view_lessons(default_view):
-    at = default_view("alibi")
-    assert_clean(at)
-    check_lessons(at, n_heads=8, query=16, seed=None, train=512)
-    assert tr("en", "alibi.ladder.notice.power") in [c.value for c in at.caption]
+def test_default_view_lessons(default_tabs):
+    view = default_tabs["en"]
+    check_lessons(view, n_heads=8, query=16, seed=None, train=512)
+    assert tr("en", "alibi.ladder.notice.power") in view.captions
+    assert view.subheaders == [tr("en", f"alibi.{code}.header") for code in TABS[1:]]
 
 
 def test_url_view_lessons(url_view):
-    assert_clean(url_view)
-    assert {k: widget(url_view, k).value for k in ("heads", "q", "scores", "seed", "train")} == {
+    assert {k: url_view.widgets[k] for k in ("heads", "q", "scores", "seed", "train")} == {
         "heads": 12,
         "q": 5,
         "scores": "random",
@@ -89,45 +101,45 @@ def test_url_view_lessons(url_view):
         "train": 64,
     }
     check_lessons(url_view, n_heads=12, query=5, seed=3, train=64)
-    assert tr("en", "alibi.ladder.notice") in [c.value for c in url_view.caption]
+    assert tr("en", "alibi.ladder.notice") in url_view.captions
 
 
-def test_agreement_table_lists_where_the_article_meets_the_paper(default_view):
-    table = default_view("alibi").dataframe[0].value
+def test_agreement_table_lists_where_the_article_meets_the_paper():
+    table = open_page("alibi", query={"tab": "article"}).dataframe[0].value
     agree = table[tr("en", "alibi.article.col.agree")].tolist()
     expected = [", ".join(map(str, np.flatnonzero(alibi.article_slopes_agree(n)))) or "—" for n in (8, 12, 16)]
     assert agree == expected == ["0", "—", "0"]
 
 
-def test_chinese_view_has_the_same_numbers(default_view):
-    en, zh = default_view("alibi", "en"), default_view("alibi", "zh")
-    assert_clean(zh)
+def test_chinese_view_has_the_same_numbers(default_tabs):
+    en, zh = default_tabs["en"], default_tabs["zh"]
     check_lessons(zh, n_heads=8, query=16, seed=None, train=512, lang="zh")
-    assert [title(f) for f in figures(zh)][2:4] == [
+    assert [title(f) for f in zh.figures][2:4] == [
         tr("zh", "alibi.ladder", n=8, c=8, c2=16),
         tr("zh", "alibi.article"),
     ]
-    for a, b in zip(figures(en), figures(zh), strict=True):
+    for a, b in zip(en.figures, zh.figures, strict=True):
         for ta, tb in zip(a["data"], b["data"], strict=True):
             if ta.get("y") is not None and ta.get("x") != [None]:
                 np.testing.assert_array_equal(as_array(ta["y"]), as_array(tb["y"]))
 
 
 def test_nonsense_in_the_url_falls_back():
-    at = open_page("alibi", query={"q": "-4", "scores": "loud", "seed": "x", "train": "7"})
-    assert_clean(at)
-    assert {k: widget(at, k).value for k in ("q", "scores", "seed", "train")} == {
+    view = visit({"q": "-4", "scores": "loud", "seed": "x", "train": "7", "tab": "nonsense"})
+    assert view.by_tab["bias"]  # an unknown tab opens the first
+    assert {k: view.widgets[k] for k in ("q", "scores", "seed", "train")} == {
         "q": 16,
         "scores": "equal",
         "seed": 0,
         "train": 512,
     }
-    check_lessons(at, n_heads=8, query=16, seed=None, train=512)
+    check_lessons(view, n_heads=8, query=16, seed=None, train=512)
 
 
 def test_short_sequence_clamps_the_query():
-    at = open_page("alibi", query={"len": "40", "q": "30"})
+    at = open_page("alibi", query={"len": "40", "q": "30", "tab": "row"})
+    assert at.slider(key="q").value == 30
     at.slider(key="len").set_value(10).run()
     assert_clean(at)
     assert at.slider(key="q").value == 9
-    check_lessons(at, n_heads=8, query=9, seed=None, train=512)
+    check_lessons(visit(at=at), n_heads=8, query=9, seed=None, train=512)

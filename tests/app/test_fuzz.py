@@ -13,19 +13,25 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ._support import PAGE_NAMES, open_page
+from ._support import PAGE_NAMES, open_page, tab_codes
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "12"))
+#: Moves after a link is opened: each example visits up to 1 + MOVES states.
+MOVES = int(os.environ.get("FUZZ_MOVES", "4"))
+#: States visited per page in this session (links opened plus moves), reported at the end.
+STATES: dict[str, int] = {}
 WIDGET_KINDS = ("slider", "select_slider", "number_input", "toggle", "radio", "selectbox", "multiselect", "text_input")
 #: Values that break naive parsing, sit on a limit or just past it; sizes stay within what a test can afford.
 SPECIAL = ["", "0", "-1", "1", "2", "7", "64", "4096", "4097", "32768", "1e9", "-1e9", "nan", "inf", "true", "x"]
 
 
 def keys_of(page: str) -> list[str]:
-    """The URL keys of the page's default view: every keyed widget, plus the tab and the language."""
-    at = open_page(page)
-    found = {w.key for kind in WIDGET_KINDS for w in getattr(at, kind) if w.key}
-    return sorted(found | {"tab", "lang"})
+    """The URL keys of the page: every keyed widget of every tab, plus the tab and the language."""
+    found = {"tab", "lang"}
+    for code in tab_codes(page) or (None,):
+        at = open_page(page, query={"tab": code} if code else None)
+        found |= {w.key for kind in WIDGET_KINDS for w in getattr(at, kind) if w.key}
+    return sorted(found)
 
 
 def values() -> st.SearchStrategy[str]:
@@ -43,26 +49,42 @@ def assert_no_exception(at, what: str) -> None:
 
 @pytest.mark.parametrize("page", PAGE_NAMES)
 def test_random_links_and_moves_never_raise(page):
-    keys = keys_of(page)
+    keys, codes = keys_of(page), tab_codes(page)
+    tab = st.sampled_from(codes) if codes else st.nothing()
 
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-    @given(query=st.dictionaries(st.sampled_from([*keys, "junk"]), values(), max_size=4), data=st.data())
-    def check(query, data):
+    @given(
+        query=st.dictionaries(st.sampled_from([*keys, "junk"]), values(), max_size=4),
+        opened=st.one_of(st.none(), tab),  # a link to one of the tabs, most of the time
+        data=st.data(),
+    )
+    def check(query, opened, data):
+        if opened is not None:
+            query = query | {"tab": opened}
         at = open_page(page, query=query)
         assert_no_exception(at, f"{page}?{query}")
-        for step in range(data.draw(st.integers(0, 2), label="moves")):
+        for step in range(data.draw(st.integers(0, MOVES), label="moves")):
             # what is drawn never depends on the page (hypothesis replays draws): a widget index and a point in
-            # [0, 1] that ``move`` maps onto whichever widgets this state shows
+            # [0, 1] that ``move`` maps onto whichever widgets (and tabs) this state shows
             pick, where = data.draw(st.integers(0, 99), label="widget"), data.draw(unit(), label="value")
             widgets = [w for kind in WIDGET_KINDS for w in getattr(at, kind) if w.key and not w.disabled]
-            if not widgets:
+            labels = [t.label for t in at.tabs]
+            if pick % (len(widgets) + 1) == len(widgets) and labels:  # a click on a tab
+                what = f"tab {labels[min(int(where * len(labels)), len(labels) - 1)]!r}"
+                at.session_state["tab"] = labels[min(int(where * len(labels)), len(labels) - 1)]
+            elif widgets:
+                widget = widgets[pick % len(widgets)]
+                what = f"{widget.key} at {where}"
+                move(widget, where)
+            else:
                 break
-            widget = widgets[pick % len(widgets)]
-            move(widget, where)
             at.run()
-            assert_no_exception(at, f"{page}?{query} after move {step + 1}, {widget.key} at {where}")
+            STATES[page] = STATES.get(page, 0) + 1
+            assert_no_exception(at, f"{page}?{query} after move {step + 1}, {what}")
+        STATES[page] = STATES.get(page, 0) + 1
 
     check()
+    assert STATES[page] >= EXAMPLES  # every example opened a link, and each move was a state of its own
 
 
 def unit() -> st.SearchStrategy[float]:

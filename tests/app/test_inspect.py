@@ -189,10 +189,15 @@ def test_a_rope_model_shows_its_frequencies_and_links_to_the_rope_page(models):
     plain = as_array(fig["data"][0]["y"])
     np.testing.assert_allclose(plain, 2 * np.pi / posviz.rope_inv_freq(128)[0], rtol=1e-12)
     (link,) = [p.proto for p in at.get("page_link") if p.proto.label == tr("en", "inspect.open.rope")]
-    linked = json.loads(parse_qs(link.query_string)["cfg"][0])
+    query = parse_qs(link.query_string)
+    linked = json.loads(query["cfg"][0])
     assert rope_configs.parse_config(linked) == rope_configs.parse_config(
         json.loads((folder / "config.json").read_text())
     )
+    opened = open_page("rope", query={key: values[0] for key, values in query.items()})  # the link's target
+    assert_clean(opened)
+    assert opened.session_state["tab.code"] == "config"
+    assert json.loads(opened.text_area(key="cfg").value) == linked
 
 
 class _Payload:

@@ -11,7 +11,18 @@ import pytest
 import posviz
 from posviz.encodings import rope, rope_configs
 
-from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, widget
+from ._support import (
+    as_array,
+    assert_clean,
+    assert_matrix,
+    figures,
+    heatmap_z,
+    open_page,
+    title,
+    tr,
+    visit_tabs,
+    widget,
+)
 
 METHODS = rope_configs.EXTENSION_METHODS
 
@@ -37,25 +48,32 @@ def rope_titles(lang: str) -> list[str]:
     return [tr(lang, key, **values) for key, values in keys]
 
 
-def by_title(at, lang="en") -> dict[str, dict]:
-    """The page's charts keyed by their catalog key (in the default order)."""
-    keys = [
-        "table",
-        "anim",
-        "scores",
-        "shift",
-        "decay",
-        "layouts",
-        "check",
-        "partial",
-        "ext_wave",
-        "ext_classes",
-        "ext_attention",
-        "cfg",
-    ]
+#: The page's tabs, first tab first, and the charts each draws (named as in the tests below).
+TABS = {
+    "rotation": ["table", "anim"],
+    "scores": ["scores", "shift"],
+    "decay": ["decay"],
+    "layouts": ["layouts", "check"],
+    "partial": ["partial"],
+    "extension": ["ext_wave", "ext_classes", "ext_attention"],
+    "config": ["cfg"],
+}
+
+
+def by_title(at, tab: str = "rotation") -> dict[str, dict]:
+    """The charts of the open tab ``tab``, keyed by their names in ``TABS``."""
+    assert at.session_state["tab.code"] == tab
     figs = figures(at)
-    assert len(figs) == len(keys), [title(f) for f in figs]
-    return dict(zip(keys, figs, strict=True))
+    assert len(figs) == len(TABS[tab]), [title(f) for f in figs]
+    return dict(zip(TABS[tab], figs, strict=True))
+
+
+def open_tab(at, tab: str, lang: str = "en") -> dict[str, dict]:
+    """Open ``tab`` as a click on its label would and return its charts (``by_title``)."""
+    at.session_state["tab"] = tr(lang, f"rope.tab.{tab}")
+    at.run()
+    assert_clean(at)
+    return by_title(at, tab)
 
 
 def series(fig) -> dict[str, np.ndarray]:
@@ -112,10 +130,11 @@ def test_animation_titles_name_each_pair(default_view):
 
 
 def test_random_query_and_key_from_the_url():
-    at = open_page("rope", query={"n": "40", "head_dim": "16", "qk": "random", "seed": "7", "shift": "333"})
+    query = {"tab": "scores", "n": "40", "head_dim": "16", "qk": "random", "seed": "7", "shift": "333"}
+    at = open_page("rope", query=query)
     assert_clean(at)
     assert (at.session_state["qk"], widget(at, "seed").value, widget(at, "shift").value) == ("random", 7, 333)
-    figs = by_title(at)
+    figs = by_title(at, "scores")
     assert_matrix(heatmap_z(figs["scores"]), posviz.rope_score_matrix(40, 16, seed=7), what="scores")
     plain, shifted, diff = rope.rope_shifted_scores(40, 16, 333, seed=7)
     left, right = (as_array(t["z"]) for t in figs["shift"]["data"])
@@ -125,8 +144,8 @@ def test_random_query_and_key_from_the_url():
     assert title(figs["shift"]) == tr("en", "rope.shift", k=40, diff=f"{diff:.2g}")
 
 
-def test_ones_disable_the_seed(default_view):
-    at = default_view("rope")
+def test_ones_disable_the_seed():
+    at = open_page("rope", query={"tab": "scores"})
     assert widget(at, "seed").disabled
     assert "qk" not in at.query_params
 
@@ -135,9 +154,9 @@ def test_ones_disable_the_seed(default_view):
 
 
 def test_decay_lines_are_the_bound_for_each_base():
-    at = open_page("rope", query={"head_dim": "32", "base": "1000", "decay_len": "256"})
+    at = open_page("rope", query={"tab": "decay", "head_dim": "32", "base": "1000", "decay_len": "256"})
     assert_clean(at)
-    fig = by_title(at)["decay"]
+    fig = by_title(at, "decay")["decay"]
     x = as_array(fig["data"][0]["x"])
     np.testing.assert_array_equal(x, np.arange(257))
     lines = series(fig)
@@ -152,11 +171,9 @@ def test_decay_lines_are_the_bound_for_each_base():
 
 
 def test_layout_maps_and_check():
-    at = open_page("rope", query={"perm_d": "12", "factor": "2", "cur": "32"})
+    at = open_page("rope", query={"tab": "layouts", "perm_d": "12", "factor": "2", "cur": "32"})
     assert_clean(at)
-    figs = by_title(at)
-    # the current length is capped at the target, factor x original
-    assert title(figs["ext_wave"]) == tr("en", "rope.ext.wavelength", cur="8,192")
+    figs = by_title(at, "layouts")
     z = heatmap_z_any(figs["layouts"])
     dims = np.arange(12)
     np.testing.assert_array_equal(z, [dims // 2, dims % 6, [0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11]])
@@ -164,6 +181,8 @@ def test_layout_maps_and_check():
     left, right = (as_array(t["z"]) for t in figs["check"]["data"])
     assert_matrix(left, a)
     assert_matrix(right, b)
+    # another tab of the same link: the current length is capped at the target, factor x original
+    assert title(open_tab(at, "extension")["ext_wave"]) == tr("en", "rope.ext.wavelength", cur="8,192")
 
 
 def heatmap_z_any(fig) -> np.ndarray:
@@ -171,12 +190,12 @@ def heatmap_z_any(fig) -> np.ndarray:
 
 
 def test_partial_rotary_factor():
-    at = open_page("rope", query={"n": "30", "head_dim": "32", "prf": "0.25"})
+    at = open_page("rope", query={"tab": "partial", "n": "30", "head_dim": "32", "prf": "0.25"})
     for layout in ("half", "interleaved"):
         if layout != "half":
             at.radio(key="rope_layout").set_value(layout).run()
         assert_clean(at)
-        fig = by_title(at)["partial"]
+        fig = by_title(at, "partial")["partial"]
         table, rotates = rope.partial_rotary_table(30, 32, 0.25, layout=layout)
         assert_matrix(heatmap_z(fig), table, what=layout)
         assert rotates.sum() == 8
@@ -188,9 +207,9 @@ def test_partial_rotary_factor():
 
 
 def test_extension_explorer_shows_the_core_comparison():
-    at = open_page("rope", query={"head_dim": "32", "factor": "4", "orig": "2048", "cur": "2"})
+    at = open_page("rope", query={"tab": "extension", "head_dim": "32", "factor": "4", "orig": "2048", "cur": "2"})
     assert_clean(at)
-    figs = by_title(at)
+    figs = by_title(at, "extension")
     cmp = rope_configs.compare_scalings(32, 10_000.0, 4.0, 2048, 4096)
     lines = series(figs["ext_wave"])
     names = [tr("en", "rope.method.none")] + [tr("en", f"rope.method.{m}") for m in METHODS]
@@ -216,7 +235,7 @@ def test_extension_explorer_shows_the_core_comparison():
 
 
 def test_preset_from_the_url_fills_the_box_and_the_chart():
-    at = open_page("rope", query={"preset": "qwen25_7b_yarn"})
+    at = open_page("rope", query={"tab": "config", "preset": "qwen25_7b_yarn"})
     for preset in ("qwen25_7b_yarn", "llama2_7b"):
         if preset != "qwen25_7b_yarn":
             at.radio(key="preset").set_value(preset).run()
@@ -224,7 +243,7 @@ def test_preset_from_the_url_fills_the_box_and_the_chart():
         assert at.session_state["preset"] == at.query_params.get("preset") == preset
         assert at.text_area(key="cfg").value == rope_configs.preset_text(preset)
         found = rope_configs.config_frequencies(rope_configs.PRESETS[preset])
-        lines = series(by_title(at)["cfg"])
+        lines = series(by_title(at, "config")["cfg"])
         np.testing.assert_allclose(lines[tr("en", "rope.cfg.plain")], 2 * np.pi / found.plain, rtol=1e-12)
         np.testing.assert_allclose(lines[tr("en", "rope.cfg.scaled")], 2 * np.pi / found.scaled, rtol=1e-12)
         summary = tr(
@@ -243,7 +262,7 @@ def test_preset_from_the_url_fills_the_box_and_the_chart():
 
 
 def test_pasted_config_is_read():
-    at = open_page("rope")
+    at = open_page("rope", query={"tab": "config"})
     config = {
         "hidden_size": 2560,
         "num_attention_heads": 32,
@@ -252,17 +271,18 @@ def test_pasted_config_is_read():
     }
     at.text_area(key="cfg").input(json.dumps(config)).run()
     assert_clean(at)
-    lines = series(by_title(at)["cfg"])
+    lines = series(by_title(at, "config")["cfg"])
     scaled = lines[tr("en", "rope.cfg.scaled")]
     inv, _ = rope.rope_inv_freq(80, scaling={"rope_type": "linear", "factor": 2.0}, partial_rotary_factor=0.4)
     assert scaled.size == 16
     np.testing.assert_allclose(scaled, 2 * np.pi / inv, rtol=1e-12)
     assert json.loads(at.query_params["cfg"]) == config  # the edited text travels in the link
 
-    shared = open_page("rope", query={"cfg": at.query_params["cfg"]})  # and reopens the same view
+    assert at.query_params["tab"] == "config"
+    shared = open_page("rope", query=dict(at.query_params))  # and reopens the same view
     assert_clean(shared)
     assert json.loads(shared.text_area(key="cfg").value) == config
-    np.testing.assert_allclose(series(by_title(shared)["cfg"])[tr("en", "rope.cfg.scaled")], scaled, rtol=0)
+    np.testing.assert_allclose(series(by_title(shared, "config")["cfg"])[tr("en", "rope.cfg.scaled")], scaled, rtol=0)
     shared.radio(key="preset").set_value("mistral_7b").run()  # a preset replaces it, and leaves the link
     assert shared.text_area(key="cfg").value == rope_configs.preset_text("mistral_7b")
     assert "cfg" not in shared.query_params
@@ -272,14 +292,15 @@ BAD_CONFIGS = ['{"hidden_size": 4096', '{"head_dim": 63}', '{"head_dim": 64, "ro
 
 
 def test_bad_config_shows_an_error_and_keeps_the_page():
-    at = open_page("rope")
+    at = open_page("rope", query={"tab": "config"})
     for text in BAD_CONFIGS:
         at.text_area(key="cfg").input(text).run()
         assert not at.exception, [e.value for e in at.exception]
         with pytest.raises(ValueError) as info:
             rope_configs.parse_config(text)
         assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=str(info.value))]
-        assert len(figures(at)) == 11  # every chart but the config's
+        assert not figures(at) and at.text_area(key="cfg").value == text  # the box keeps what was typed
+    assert open_tab(at, "rotation")  # and the other tabs still draw
 
 
 # --------------------------------------------------------------------------------------------- URL, languages
@@ -303,7 +324,10 @@ def test_new_controls_round_trip_through_the_url():
     }
     at = open_page("rope", query=query)
     assert_clean(at)
-    shown = {key: widget(at, key).value for key in query if key not in ("qk", "rope_layout", "preset")}
+    assert len(by_title(at)["anim"]["frames"]) == 30
+    view = visit_tabs(at, "rope", list(TABS))  # every tab's controls, each read from the same link
+    assert not view.exceptions and not view.errors
+    shown = {key: view.widgets[key] for key in query if key not in ("qk", "rope_layout", "preset")}
     assert shown == {
         "anim_len": 30,
         "anim_pairs": 5,
@@ -316,13 +340,23 @@ def test_new_controls_round_trip_through_the_url():
         "orig": 8192,
         "cur": 4,
     }
-    assert {k: at.session_state[k] for k in ("qk", "rope_layout", "preset")} == {
+    assert {k: view.widgets[k] for k in ("qk", "rope_layout", "preset")} == {
         "qk": "random",
         "rope_layout": "interleaved",
         "preset": "mistral_7b",
     }
-    assert {k: at.query_params.get(k) for k in query} == query
-    assert len(by_title(at)["anim"]["frames"]) == 30
+    controls = {
+        "rotation": ("anim_len", "anim_pairs"),
+        "scores": ("qk", "seed", "shift"),
+        "decay": ("decay_len",),
+        "layouts": ("perm_d",),
+        "partial": ("prf", "rope_layout"),
+        "extension": ("factor", "orig", "cur"),
+        "config": ("preset",),
+    }
+    for tab, keys in controls.items():  # a link copied on any tab keeps that tab's values
+        linked = open_page("rope", query=query | {"tab": tab})
+        assert {k: linked.query_params.get(k) for k in keys} == {k: query[k] for k in keys}, tab
 
 
 def test_nonsense_in_the_url_falls_back():
@@ -338,14 +372,16 @@ def test_nonsense_in_the_url_falls_back():
     }
     at = open_page("rope", query=query)
     assert_clean(at)
-    assert {k: widget(at, k).value for k in ("anim_len", "anim_pairs", "prf", "factor", "decay_len")} == {
+    view = visit_tabs(at, "rope", list(TABS))
+    assert not view.exceptions and not view.errors
+    assert {k: view.widgets[k] for k in ("anim_len", "anim_pairs", "prf", "factor", "decay_len")} == {
         "anim_len": 64,
         "anim_pairs": 4,
         "prf": 0.5,
         "factor": 8,
         "decay_len": 1024,
     }
-    assert {k: at.session_state[k] for k in ("qk", "rope_layout", "preset")} == {
+    assert {k: view.widgets[k] for k in ("qk", "rope_layout", "preset")} == {
         "qk": "ones",
         "rope_layout": "half",
         "preset": "llama31_8b",
@@ -354,11 +390,11 @@ def test_nonsense_in_the_url_falls_back():
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_both_languages(default_view, lang):
-    at = default_view("rope", lang)
-    assert_clean(at)
-    assert [title(f) for f in figures(at)] == rope_titles(lang)
-    captions = [c.value for c in at.caption]
+def test_both_languages(lang):
+    view = visit_tabs(open_page("rope", lang=lang), "rope", list(TABS), lang)
+    assert not view.exceptions and not view.errors
+    assert [title(f) for f in view.figures] == rope_titles(lang)
+    captions = view.captions
     notices = [
         "table",
         "anim",
@@ -374,5 +410,5 @@ def test_both_languages(default_view, lang):
         "cfg",
     ]
     assert captions == [tr(lang, f"rope.{k}.notice") for k in notices]
-    buttons = [b["label"] for b in figures(at)[1]["layout"]["updatemenus"][0]["buttons"]]
+    buttons = [b["label"] for b in view.by_tab["rotation"][1]["layout"]["updatemenus"][0]["buttons"]]
     assert buttons == [tr(lang, "rope.anim.play"), tr(lang, "rope.anim.pause")]

@@ -47,7 +47,10 @@ def check_learned_sin(at):
 
 
 def check_rope(at):
-    table, scores = (heatmap_z(figures(at)[i]) for i in (0, 2))
+    """The link opens the rotation tab; the scores tab, opened next, keeps the link's sizes."""
+    table = heatmap_z(figures(at)[0])
+    at.session_state["tab"] = tr("en", "rope.tab.scores")
+    scores = heatmap_z(figures(at.run())[0])
     inv, _ = posviz.rope_inv_freq(16, base=1000.0)
     assert_matrix(table, np.cos(np.arange(40)[:, None] * inv[None, :]), what="table")
     assert_matrix(scores, posviz.rope_score_matrix(40, 16, base=1000.0), what="scores")

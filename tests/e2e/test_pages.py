@@ -34,6 +34,8 @@ LANGS = ["en", "zh"]
 SECOND_TAB = {
     "sinusoidal": (2, "shift"),
     "learned": (3, "probe"),
+    "rope": (5, "extension"),
+    "alibi": (4, "long"),
     "relative": (1, "t5"),
     "compare": (2, "long"),
 }
