@@ -1,6 +1,6 @@
 """Benchmarks of every page of the app and of the core, side by side with baselines measured in the same run.
 
-    python benchmarks/pages.py [--quick] [--out benchmarks/results/pages.md]
+    python benchmarks/pages.py [--quick] [--only SECTION ...] [--out benchmarks/results/pages.md]
 
 Sections (each a markdown table with PASS/FAIL per target of issue 6):
 
@@ -62,6 +62,8 @@ EXTRA_VIEWS = {
     "sinusoidal": ({"tab": "projection", "proj": "tsne"},),
     "learned": ({"tab": "projection", "proj": "tsne"},),
 }
+#: The sections of the report, in order.
+SECTIONS = ("pages", "largest", "core", "projections", "lab")
 REF_SIDE = 512
 TIMEOUT = 300
 
@@ -192,6 +194,7 @@ def reset_caches() -> None:
     set_log_level("error")  # clearing Streamlit's caches outside a script run warns on every call
 
     cache.STORE.clear()
+    cache.FIGURE_STORE.clear()
     posviz.ui._PREVIEWS.clear()
     st.cache_data.clear()
     st.cache_resource.clear()
@@ -514,6 +517,7 @@ def projections_section() -> list[str]:
                 ]
             )
     cache.STORE.clear()
+    cache.FIGURE_STORE.clear()
     header = ["method", "table", "cold (s)", "CPU (s)", "one thread (s)", "< 5 s cold", "cache.analyse, first (s)"]
     return [
         "## Projections of a sinusoidal table",
@@ -578,6 +582,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="skip the largest sizes and the training lab")
     parser.add_argument("--out", help="markdown file (default benchmarks/results/pages[-quick].md)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds allowed per largest-size view")
+    parser.add_argument(
+        "--only", action="append", choices=SECTIONS, help="run only this section (repeatable); overrides --quick"
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -585,10 +592,13 @@ def main() -> None:
         return
 
     os.chdir(ROOT)
-    out = Path(args.out or ROOT / "benchmarks" / "results" / ("pages-quick.md" if args.quick else "pages.md"))
+    default = "pages.md" if not (args.quick or args.only) else "pages-" + "-".join(args.only or ["quick"]) + ".md"
+    out = Path(args.out or ROOT / "benchmarks" / "results" / default)
     out.parent.mkdir(parents=True, exist_ok=True)
     load_start, started = os.getloadavg(), time.strftime("%Y-%m-%d %H:%M %Z")
     mode = "quick (no largest sizes, no lab)" if args.quick else "full"
+    if args.only:
+        mode = "only " + ", ".join(args.only)
     sections: list[list[str]] = []
 
     def write(load_end=None) -> None:
@@ -596,13 +606,15 @@ def main() -> None:
         lines = title + machine(load_start, load_end) + [line for section in sections for line in section]
         out.write_text("\n".join(lines), encoding="utf-8")
 
-    steps = [("pages", lambda: pages_section(2 if args.quick else 3))]
-    if not args.quick:
-        steps.append(("largest sizes", lambda: big_section(args.timeout)))
-    steps += [("core", core_section), ("projections", projections_section)]
-    if not args.quick:
-        steps.append(("lab", lab_section))
-    for name, step in steps:
+    steps = {
+        "pages": lambda: pages_section(2 if args.quick else 3),
+        "largest": lambda: big_section(args.timeout),
+        "core": core_section,
+        "projections": projections_section,
+        "lab": lab_section,
+    }
+    chosen = args.only or [name for name in SECTIONS if not (args.quick and name in ("largest", "lab"))]
+    for name, step in ((name, steps[name]) for name in SECTIONS if name in chosen):
         log(f"section {name}")
         load = f"Load average (1 min) when this section started: {os.getloadavg()[0]:.2f}."
         try:

@@ -60,7 +60,8 @@ def animation(head_dim, base):
             t("rope.anim.pair", i=int(i), theta=f"{inv[i]:.3g}", turn=f"{w:,.1f}" if w < 100 else f"{w:,.0f}")
             for i, w in zip(pairs, turns, strict=True)
         ]
-        fig = rope_figures.rotation_animation(
+        fig = cache.figure(  # 64 frames take a fifth of a second to build: once per view
+            rope_figures.rotation_animation,
             trajectory,
             positions,
             titles,

@@ -65,8 +65,10 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
     The PNG download is plotly's camera button, at three times the screen resolution. ``name`` is the stem of
     the downloaded files (default: ``key``); ``data`` is anything ``export.to_frame`` takes.
     """
-    if presenting():
-        fig.update_layout(font_size=present.FIGURE_FONT_SIZE, height=max(fig.layout.height or 450, 560))
+    if presenting():  # on a copy: the figure may be shared through ``cache.figure``
+        fig = go.Figure(fig).update_layout(
+            font_size=present.FIGURE_FONT_SIZE, height=max(fig.layout.height or 450, 560)
+        )
     stem = name or key or "posviz"
     st.plotly_chart(
         fig,
@@ -112,10 +114,14 @@ def _preview(matrix) -> np.ndarray | None:
     return reduced
 
 
+def _heatmap(matrix, **kwargs) -> go.Figure:
+    return figures.heatmap(matrix, reduced=_preview(matrix), **kwargs)
+
+
 def heatmap(matrix, **kwargs) -> go.Figure:
-    """``figures.heatmap`` with the downsampling note in the current language and cached previews of large
-    cached matrices."""
-    return figures.heatmap(matrix, downsampled_note=t("figure.downsampled"), reduced=_preview(matrix), **kwargs)
+    """``figures.heatmap`` with the downsampling note in the current language; the heatmap of a cached (read-only)
+    matrix is built once (``cache.figure``), its block means too."""
+    return cache.figure(_heatmap, matrix, downsampled_note=t("figure.downsampled"), **kwargs)
 
 
 def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None = None) -> go.Figure:

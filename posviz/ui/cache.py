@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
@@ -174,3 +175,73 @@ def call(func, *args, **kwargs):
     kw = tuple(sorted(kwargs.items()))
     target = (func.__module__, func.__qualname__)
     return STORE.get(("call", target, args, kw), lambda: _resolve(*target)(*args, **dict(kw)))
+
+
+#: Built figures kept across reruns (most recently used first out of the door last).
+FIGURES = 256
+
+
+class _Unkeyable(Exception):
+    """An argument that cannot identify a figure (a writeable array, an arbitrary object)."""
+
+
+def _identity(value, arrays: list):
+    """A hashable stand-in for ``value``: plain values as themselves, read-only arrays (cached results, which never
+    change) by identity, recorded in ``arrays`` so that a reused ``id`` is never mistaken for the same array."""
+    if isinstance(value, np.ndarray):
+        if value.flags.writeable:
+            raise _Unkeyable
+        arrays.append(value)
+        return ("array", id(value))
+    if value is None or isinstance(value, (str, bool, int, float, np.generic)):
+        return type(value).__name__, value  # True, 1 and 1.0 are equal keys, not equal figures
+    if isinstance(value, range):
+        return ("range", value.start, value.stop, value.step)
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, *(_identity(v, arrays) for v in value))
+    if isinstance(value, dict):
+        return ("dict", *((k, _identity(v, arrays)) for k, v in value.items()))
+    raise _Unkeyable
+
+
+class _FigureCache:
+    """The last ``size`` figures built, keyed by their builder and arguments (``_identity``), each holding weak
+    references to the arrays it was built from: once one of them is gone the entry is stale."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, build, args: tuple, kwargs: dict):
+        arrays: list = []
+        try:
+            key = ((build.__module__, build.__qualname__), _identity(args, arrays), _identity(kwargs, arrays))
+        except _Unkeyable:
+            return build(*args, **kwargs)
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None and all(ref() is a for ref, a in zip(hit[0], arrays, strict=True)):
+                self._entries.move_to_end(key)
+                return hit[1]
+        fig = build(*args, **kwargs)
+        with self._lock:
+            self._entries[key] = ([weakref.ref(a) for a in arrays], fig)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return fig
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+FIGURE_STORE = _FigureCache(FIGURES)
+
+
+def figure(build, *args, **kwargs):
+    """``build(*args, **kwargs)`` — a figure builder of ``posviz.figures`` — built once for the same arguments and
+    reused by later reruns and sessions. Arguments are compared by value, arrays by identity, and only read-only
+    arrays (results of this module, which never change) qualify; with any other argument the figure is built
+    afresh. The figure returned is shared: draw it, never change it."""
+    return FIGURE_STORE.get(build, args, kwargs)

@@ -94,3 +94,69 @@ def test_tables_without_parameters_are_cached_by_content():
     again = cache.on_table(posviz.row_norms, analysis.table_digest(changed), changed)
     np.testing.assert_array_equal(again, posviz.row_norms(changed))
     assert again[17] != first[17]
+
+
+# ------------------------------------------------------------------------------------------ built figures
+
+
+def _frozen(array) -> np.ndarray:
+    array = np.array(array, dtype=np.float64)
+    array.flags.writeable = False
+    return array
+
+
+def test_a_figure_of_the_same_read_only_arrays_and_values_is_built_once():
+    from posviz import figures
+
+    cache.FIGURE_STORE.clear()
+    x, y = _frozen(np.arange(5)), _frozen(np.arange(5) ** 2)
+    first = cache.figure(figures.lines, x, {"y": y}, title="t", x_title="x", y_title="y")
+    assert cache.figure(figures.lines, x, {"y": y}, title="t", x_title="x", y_title="y") is first
+    np.testing.assert_array_equal(np.asarray(first.data[0].y, dtype=float), y)
+    # any difference is another figure: a value, a type (1 is not 1.0 is not True), an array that is equal but not
+    # the same object, the builder
+    other = cache.figure(figures.lines, x, {"y": y}, title="u", x_title="x", y_title="y")
+    assert other is not first and other.layout.title.text == "u"
+    assert cache.figure(figures.lines, x, {"y": _frozen(y)}, title="t", x_title="x", y_title="y") is not first
+    assert cache.figure(figures.bars, x, y, title="t", x_title="x", y_title="y") is not first
+
+
+def test_a_writeable_array_is_never_a_key():
+    """A page may change a writeable array in place between reruns, so its figure is built every time."""
+    from posviz import figures
+
+    x, y = np.arange(4.0), np.ones(4)
+    first = cache.figure(figures.lines, x, {"y": y}, title="t", x_title="x", y_title="y")
+    y[2] = 7.0
+    second = cache.figure(figures.lines, x, {"y": y}, title="t", x_title="x", y_title="y")
+    assert second is not first
+    np.testing.assert_array_equal(np.asarray(second.data[0].y, dtype=float), [1, 1, 7, 1])
+
+
+def test_a_dead_array_never_answers_for_a_new_one_with_its_id():
+    """Entries hold weak references: once an array is gone, a new array at the same address is not a hit."""
+    import gc
+
+    from posviz import figures
+
+    cache.FIGURE_STORE.clear()
+    built, addresses = [], set()
+    for value in range(30):  # freed arrays' addresses are reused quickly; each figure must show its own value
+        y = _frozen(np.full(3, float(value)))
+        addresses.add(id(y))
+        fig = cache.figure(figures.bars, ("a", "b", "c"), y, title="t", x_title="x", y_title="y")
+        built.append(float(fig.data[0].y[0]))
+        del y, fig
+        gc.collect()
+    assert len(addresses) < 30  # the situation this test is about did happen
+    assert built == [float(v) for v in range(30)]
+
+
+def test_the_figure_cache_is_bounded():
+    from posviz import figures
+
+    cache.FIGURE_STORE.clear()
+    x = _frozen(np.arange(3))
+    for k in range(cache.FIGURES + 10):
+        cache.figure(figures.bars, ("a", "b", "c"), x, title=str(k), x_title="x", y_title="y")
+    assert len(cache.FIGURE_STORE._entries) == cache.FIGURES
