@@ -89,7 +89,8 @@ def shuffle_section(sentence: str, seed: int, positions: bool, back: bool) -> No
     )
     panels = (t("home.attention.written"), t("home.attention.sorted" if back else "home.attention.shuffled"))
     show(
-        homefig.attention_pair(
+        cache.figure(
+            homefig.attention_pair,
             result.weights,
             right,
             result.tokens,
@@ -113,7 +114,8 @@ def shuffle_section(sentence: str, seed: int, positions: bool, back: bool) -> No
     )
     names = (t("home.distance.bar"), t("home.distance.norm"))
     show(
-        homefig.token_bars(
+        cache.figure(
+            homefig.token_bars,
             result.tokens,
             result.distance,
             result.output_norm,

@@ -129,7 +129,8 @@ def scores(n, head_dim, base):
     with errors_shown():
         k = min(n, SHIFT_POSITIONS)
         plain, shifted, diff = cache.call(rope.rope_shifted_scores, k, head_dim, shift, base=base, seed=seed)
-        fig = rope_figures.heatmap_pair(
+        fig = cache.figure(
+            rope_figures.heatmap_pair,
             plain,
             shifted,
             subtitles=(t("rope.shift.left"), t("rope.shift.right", s=shift)),
@@ -188,7 +189,9 @@ def layouts(base):
         perm = cache.call(rope.interleaved_to_half, d)
         inter, half = cache.call(rope.layout_pair_index, d)
         rows = [t("rope.layouts.row.interleaved"), t("rope.layouts.row.half"), t("rope.layouts.row.perm")]
-        fig = rope_figures.index_map([inter, half, perm], rows, title=t("rope.layouts"), x_title=t("axis.dimension"))
+        fig = cache.figure(
+            rope_figures.index_map, [inter, half, perm], rows, title=t("rope.layouts"), x_title=t("axis.dimension")
+        )
         show(
             fig,
             notice=t("rope.layouts.notice"),
@@ -197,7 +200,8 @@ def layouts(base):
             name="rope-layouts",
         )
         a, b, diff = cache.call(rope.rope_layout_check, d, CHECK_POSITIONS, base=base)
-        fig = rope_figures.heatmap_pair(
+        fig = cache.figure(
+            rope_figures.heatmap_pair,
             a,
             b,
             subtitles=(t("rope.check.left"), t("rope.check.right")),
@@ -309,7 +313,8 @@ def extension(head_dim, base):
             name="rope-extension-wavelengths",
         )
         class_labels = [t(f"rope.class.{c}") for c in rope.PAIR_CLASSES]
-        fig = rope_figures.class_map(
+        fig = cache.figure(
+            rope_figures.class_map,
             cmp.classes,
             cmp.ratio,
             labels,

@@ -8,6 +8,7 @@ cannot change a cached array by accident.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import threading
 import weakref
@@ -33,6 +34,11 @@ def _freeze_result(result):
         return _frozen(result)
     if isinstance(result, tuple):
         return tuple(_frozen(r) if isinstance(r, np.ndarray) else r for r in result)
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):  # a core result object: its arrays too
+        for name in (f.name for f in dataclasses.fields(result)):
+            value = getattr(result, name)
+            if isinstance(value, np.ndarray):
+                value.flags.writeable = False
     return result
 
 
@@ -177,8 +183,8 @@ def call(func, *args, **kwargs):
     return STORE.get(("call", target, args, kw), lambda: _resolve(*target)(*args, **dict(kw)))
 
 
-#: Built figures kept across reruns (most recently used first out of the door last).
-FIGURES = 256
+#: Built figures kept across reruns, least recently used dropped first.
+FIGURES = 128
 
 
 class _Unkeyable(Exception):
@@ -226,6 +232,8 @@ class _FigureCache:
                 return hit[1]
         fig = build(*args, **kwargs)
         with self._lock:
+            for stale in [k for k, (refs, _) in self._entries.items() if any(ref() is None for ref in refs)]:
+                del self._entries[stale]  # built from an array that is gone: can never be asked for again
             self._entries[key] = ([weakref.ref(a) for a in arrays], fig)
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)

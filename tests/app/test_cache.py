@@ -160,3 +160,19 @@ def test_the_figure_cache_is_bounded():
     for k in range(cache.FIGURES + 10):
         cache.figure(figures.bars, ("a", "b", "c"), x, title=str(k), x_title="x", y_title="y")
     assert len(cache.FIGURE_STORE._entries) == cache.FIGURES
+
+
+def test_figures_of_arrays_that_are_gone_are_dropped():
+    import gc
+
+    from posviz import figures
+
+    cache.FIGURE_STORE.clear()
+    kept = _frozen(np.arange(3))
+    cache.figure(figures.bars, ("a", "b", "c"), kept, title="kept", x_title="x", y_title="y")
+    for k in range(5):
+        gone = _frozen(np.full(3, float(k)))
+        cache.figure(figures.bars, ("a", "b", "c"), gone, title="gone", x_title="x", y_title="y")
+        del gone
+        gc.collect()
+    assert len(cache.FIGURE_STORE._entries) == 2  # the kept one and the last one built
