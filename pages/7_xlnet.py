@@ -41,7 +41,7 @@ def _mask(mask, title_key, notice_key, colorscale, token, words, key):
         colorbar_title=t("axis.may_attend"),
     )
     if len(words) <= MAX_TOKENS:
-        xlnet_figures.label_tokens(fig, words)
+        fig = xlnet_figures.label_tokens(fig, words)
     show(
         xlnet_figures.outline_row(fig, token, len(words)),
         notice=t(notice_key),

@@ -224,7 +224,7 @@ def table_tab() -> None:
         colorbar_title="PE",
     )
     if found.offset:
-        inspect_figures.mark_rows(fig, found.offset, t("inspect.offset.mark", offset=found.offset))
+        fig = inspect_figures.mark_rows(fig, found.offset, t("inspect.offset.mark", offset=found.offset))
     show(fig, notice=t("inspect.table.notice"), key="table", data=found.matrix, name="checkpoint_table")
     norms = loaded(posviz.row_norms)
     n, d = loaded.table.shape

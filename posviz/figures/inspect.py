@@ -6,8 +6,9 @@ import plotly.graph_objects as go
 
 
 def mark_rows(fig: go.Figure, stop: int, label: str) -> go.Figure:
-    """Outline rows 0 .. stop - 1 of a heatmap (rows on the y axis, one unit a row) with a dashed box and a label:
-    the offset rows a model stores but never uses for a real position."""
+    """A copy of ``fig`` (a heatmap, which may be shared) with rows 0 .. stop - 1 (rows on the y axis, one unit a
+    row) outlined by a dashed box and a label: the offset rows a model stores but never uses for a real position."""
+    fig = go.Figure(fig)
     fig.add_hrect(
         y0=-0.5,
         y1=stop - 0.5,

@@ -9,13 +9,17 @@ from .base import style
 
 
 def outline_row(fig: go.Figure, row: int, n_cols: int, colour: str = "#d62728") -> go.Figure:
-    """Draw a rectangle around row ``row`` of a heatmap whose cells sit at integer coordinates."""
+    """A copy of ``fig`` (a heatmap, which may be shared) with a rectangle around row ``row``, cells at integer
+    coordinates."""
+    fig = go.Figure(fig)
     fig.add_shape(type="rect", x0=-0.5, x1=n_cols - 0.5, y0=row - 0.5, y1=row + 0.5, line={"color": colour, "width": 3})
     return fig
 
 
 def label_tokens(fig: go.Figure, words) -> go.Figure:
-    """Tick every row and column of a token-by-token heatmap with "index word"."""
+    """A copy of ``fig`` (a token-by-token heatmap, which may be shared), every row and column ticked with
+    "index word"."""
+    fig = go.Figure(fig)
     ticks = list(range(len(words)))
     text = [f"{i} {w}" for i, w in enumerate(words)]
     fig.update_xaxes(tickvals=ticks, ticktext=text, tickangle=-45)
