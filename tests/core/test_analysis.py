@@ -197,6 +197,70 @@ def test_tsne_shape_finite_and_reproducible():
     assert np.median(np.abs(nearest - np.arange(n))) <= 2
 
 
+def _tsne_quality(table, coords, k=10):
+    """Trustworthiness (Venna & Kaski, 2001) of the layout, and the largest gap in positions between a position
+    and its nearest neighbour in the layout."""
+    from sklearn.manifold import trustworthiness
+
+    dist = np.linalg.norm(coords[:, None, :] - coords[None, :, :], axis=-1)
+    np.fill_diagonal(dist, np.inf)
+    gap = np.abs(np.argmin(dist, axis=1) - np.arange(len(coords)))
+    return trustworthiness(table, coords, n_neighbors=k), int(gap.max())
+
+
+@pytest.mark.parametrize("table", [
+    posviz.sinusoidal(200, 96),
+    # a random walk in 128 dimensions plus noise: neighbours in position are neighbours in space, less cleanly
+    np.cumsum(random_table(200, 128, seed=5), axis=0) * 0.2 + random_table(200, 128, seed=6),
+], ids=["sinusoidal", "random-walk"])
+def test_tsne_keeps_neighbours_as_well_as_scikit_learn(table):
+    """The 50-component reduction and the shorter schedule must not cost layout quality: trustworthiness is
+    measured against the full table, and scikit-learn's exact-input t-SNE (1,000 iterations) is the yardstick."""
+    from sklearn.manifold import TSNE
+    from threadpoolctl import threadpool_limits
+
+    n = table.shape[0]
+    with threadpool_limits(1):  # OpenMP threads spinning on a busy machine slow scikit-learn's t-SNE tenfold
+        reference = TSNE(perplexity=min(30.0, (n - 1) / 3), init="pca", random_state=0).fit_transform(table)
+    ours = posviz.project(table, method="tsne", seed=0)
+    trust, gap = _tsne_quality(table, ours)
+    trust_ref, gap_ref = _tsne_quality(table, reference)
+    assert ours.dtype == np.float64 and ours.shape == (n, 2)
+    assert trust >= trust_ref - 0.005
+    assert gap <= gap_ref + 1  # each position's nearest neighbour in the layout is as near in position
+
+
+def test_tsne_seed_decides_the_layout():
+    table = posviz.sinusoidal(120, 32)
+    a = posviz.project(table, method="tsne", seed=3)
+    np.testing.assert_array_equal(a, posviz.project(table, method="tsne", seed=3))
+    assert not np.allclose(a, posviz.project(table, method="tsne", seed=4))
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e300])
+def test_pca_scales_with_the_table_at_the_ends_of_float64(scale):
+    """PCA is linear: project(c * X) = c * project(X), also where X^T X of the raw table would under- or overflow
+    (a 2,048 x 768 table takes the Gram-matrix route)."""
+    table = random_table(2048, 768, seed=9)
+    np.testing.assert_allclose(posviz.project(table * scale) / scale, posviz.project(table), atol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-150, 1e-30, 1e30, 1e150])
+def test_tsne_ignores_a_common_scale(scale):
+    """Perplexity calibrates each point's Gaussian to its own distances, so t-SNE of c * X is t-SNE of X; huge
+    values (a damaged upload) once overflowed into a layout of NaN."""
+    table = random_table(24, 6, seed=8)
+    np.testing.assert_allclose(posviz.project(table * scale, "tsne"), posviz.project(table, "tsne"), atol=1e-8)
+
+
+def test_tsne_of_one_column_table():
+    """Fewer than two dimensions still gives two coordinates, ordered like the one feature they come from."""
+    table = np.arange(30, dtype=float)[:, None] ** 1.5
+    coords = posviz.project(table, method="tsne")
+    assert coords.shape == (30, 2) and np.all(np.isfinite(coords))
+    assert _tsne_quality(table, coords, k=3)[1] <= 2
+
+
 # ------------------------------------------------------------------------------------------------ probe
 
 
@@ -278,6 +342,19 @@ def test_tsne_too_few_positions():
     with pytest.raises(ValueError) as info:
         posviz.project(random_table(3, 3), method="tsne")
     assert "3" in str(info.value)
+
+
+def test_tsne_too_many_positions():
+    n = posviz.analysis.MAX_TSNE_POSITIONS + 1
+    with pytest.raises(ValueError) as info:
+        posviz.project(np.zeros((n, 1)), method="tsne")
+    assert f"{n:,}" in str(info.value)
+
+
+def test_tsne_of_identical_rows():
+    with pytest.raises(ValueError) as info:
+        posviz.project(np.ones((12, 4)), method="tsne")
+    assert "12" in str(info.value)
 
 
 def test_probe_too_few_positions():
