@@ -1,5 +1,6 @@
 """Sinusoidal: the fixed table of Vaswani et al., its distance structure, its shifts, its limits."""
 
+import numpy as np
 import streamlit as st
 
 import posviz
@@ -18,6 +19,7 @@ from posviz.ui import (
     t,
     widgets,
 )
+from posviz.ui.export import MAX_CSV_CELLS
 
 FAMILY = posviz.family("sinusoidal")
 PROJECTION_POSITIONS = {"pca": 2048, "tsne": 1024}  # t-SNE costs seconds per thousand points
@@ -39,21 +41,21 @@ params = (("base", base), ("d_model", d), ("layout", layout), ("n_positions", n)
 
 
 def table_tab() -> None:
-    table = cache.family_matrix(FAMILY.key, params)
-    show(
-        heatmap(
-            table,
-            title=t("sinusoidal.table"),
-            x_title=t("axis.dimension"),
-            y_title=t("axis.position"),
+    labels = {"title": t("sinusoidal.table"), "x_title": t("axis.dimension"), "y_title": t("axis.position")}
+    if n * d <= MAX_CSV_CELLS:
+        data = cache.family_matrix(FAMILY.key, params)
+        fig = heatmap(data, colorbar_title="PE", **labels)
+    else:  # shown and exported as block means, here from their closed form: the table (1 GiB at most) is not built
+        data = cache.call(sin.sinusoidal_block_means, n, d, base=base, layout=layout, max_side=figures.MAX_SIDE)
+        fig = figures.heatmap(
+            np.broadcast_to(np.nan, (n, d)),  # the shape of the table the block means summarise
+            reduced=data,
+            downsampled_note=t("figure.downsampled"),
             colorbar_title="PE",
-        ),
-        notice=t("sinusoidal.table.notice"),
-        key="table",
-        data=table,
-        name="sinusoidal_table",
-    )
-    positions, similarity = cache.similarity(FAMILY.key, params, SIMILARITY_POSITIONS)
+            **labels,
+        )
+    show(fig, notice=t("sinusoidal.table.notice"), key="table", data=data, name="sinusoidal_table")
+    positions, similarity = cache.call(sin.sinusoidal_similarity, n, d, SIMILARITY_POSITIONS, base=base, layout=layout)
     show(
         similarity_heatmap(similarity, positions, n),
         notice=t("sinusoidal.similarity.notice"),
@@ -67,7 +69,7 @@ def table_tab() -> None:
 
 def distance_tab() -> None:
     st.latex(r"PE(i)\cdot PE(j) = \sum_{k} \cos\big((i-j)\,\omega_k\big)")
-    offsets, dot, cosine = cache.analyse(sin.strided_offset_profile, FAMILY.key, params)
+    offsets, dot, cosine = cache.call(sin.sinusoidal_offset_profile, n, d, base=base, layout=layout)
     show(
         sinfig.dual_lines(
             offsets,
@@ -81,7 +83,7 @@ def distance_tab() -> None:
         data={"offset": offsets, "mean_dot": dot, "mean_cosine": cosine},
         name="sinusoidal_offset_profile",
     )
-    lags, dot_spread, cos_spread = cache.analyse(sin.lag_spread, FAMILY.key, params)
+    lags, dot_spread, cos_spread = cache.call(sin.sinusoidal_lag_spread, n, d, base=base, layout=layout)
     random_params = (("d_model", d), ("init", "random"), ("n_positions", len(lags) + 2), ("seed", 0), ("std", 0.02))
     _, _, random_spread = cache.analyse(sin.lag_spread, "learned", random_params)
     show(
@@ -140,8 +142,11 @@ def shift_tab() -> None:
             data=shift,
             name=f"sinusoidal_shift_k{k}",
         )
-        residual = cache.analyse(sin.shift_residual, FAMILY.key, params, k, base=base, layout=layout)
-        st.markdown(t("sinusoidal.shift.residual", k=k, n=n, residual=f"{residual:.1e}"))
+        residual, used = cache.call(sin.sampled_shift_residual, n, d, k, base=base, layout=layout)
+        if used < n - k:
+            st.markdown(t("sinusoidal.shift.residual.sampled", k=k, shown=used, n=n - k, residual=f"{residual:.1e}"))
+        else:
+            st.markdown(t("sinusoidal.shift.residual", k=k, n=n, residual=f"{residual:.1e}"))
 
 
 def frequencies_tab() -> None:
@@ -197,7 +202,9 @@ def projection_tab() -> None:
         horizontal=True,
         help=t("sinusoidal.ctl.proj.help"),
     )
-    shown, coords = cache.analyse(sin.project_positions, FAMILY.key, params, method, PROJECTION_POSITIONS[method])
+    shown, coords = cache.call(
+        sin.sinusoidal_projection, n, d, method, PROJECTION_POSITIONS[method], base=base, layout=layout
+    )
     show(
         sinfig.positions_scatter(
             coords,
@@ -228,9 +235,9 @@ def extrapolation_tab() -> None:
             bind="query-params",
             help=t("sinusoidal.ctl.train.help"),
         )
-    share, excess = cache.analyse(sin.beyond_training, FAMILY.key, params, train)
+    positions, share, excess = cache.call(sin.sinusoidal_beyond_training, n, d, train, base=base, layout=layout)
     fig = figures.lines(
-        range(n),
+        positions,
         {t("sinusoidal.extra.share"): share},
         title=t("sinusoidal.extra"),
         x_title=t("axis.position"),
@@ -242,7 +249,7 @@ def extrapolation_tab() -> None:
         fig,
         notice=t("sinusoidal.extra.notice"),
         key="extra",
-        data={"share_outside": share},
+        data={"position": positions, "share_outside": share},
         name="sinusoidal_beyond_training",
     )
     show(
@@ -260,6 +267,8 @@ def extrapolation_tab() -> None:
     )
     if train >= n:
         st.info(t("sinusoidal.extra.none", train=train, n=n))
+    elif len(positions) < n:
+        st.markdown(t("sinusoidal.subsampled", shown=len(positions), n=n))
 
 
 def layout_tab() -> None:
@@ -374,10 +383,10 @@ def precision_tab() -> None:
 
 def norms_tab() -> None:
     st.latex(r"\|PE(p)\|^2 = \sum_{i} \big(\sin^2 p\,\omega_i + \cos^2 p\,\omega_i\big) = \frac{d}{2}")
-    measured = cache.analyse(posviz.row_norms, FAMILY.key, params)
-    closed = cache.call(sin.sinusoidal_row_norm, n, d, base=base)
+    positions, measured = cache.call(sin.sinusoidal_row_norms, n, d, base=base, layout=layout)
+    closed = cache.call(sin.sinusoidal_row_norm, n, d, base=base)[positions]
     fig = sinfig.overlaid_lines(
-        range(n),
+        positions,
         {t("sinusoidal.norms.measured"): measured, t("sinusoidal.norms.closed"): closed},
         title=t("sinusoidal.norms"),
         x_title=t("axis.position"),
@@ -388,10 +397,12 @@ def norms_tab() -> None:
         fig,
         notice=t("sinusoidal.norms.notice"),
         key="norms",
-        data={"measured": measured, "closed_form": closed},
+        data={"position": positions, "measured": measured, "closed_form": closed},
         name="sinusoidal_row_norms",
     )
     st.markdown(t("sinusoidal.norms.check", d=d, measured=f"{measured[0]:.4g}", claim=f"{d**0.5:.4g}"))
+    if len(positions) < n:
+        st.markdown(t("sinusoidal.subsampled", shown=len(positions), n=n))
 
 
 DRAW = {

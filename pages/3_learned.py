@@ -1,11 +1,13 @@
 """Learned absolute: BERT's random initial table, a sinusoidal-initialised one, and trained tables; what training
 puts in them, and what happens past their last row."""
 
+import numpy as np
 import streamlit as st
 
 import posviz
 from posviz import analysis, figures
 from posviz.encodings import learned
+from posviz.encodings import sinusoidal as sin
 from posviz.figures import learned as learned_figures
 from posviz.ui import (
     SIMILARITY_POSITIONS,
@@ -22,6 +24,7 @@ from posviz.ui import (
     t,
     widgets,
 )
+from posviz.ui.export import MAX_CSV_CELLS
 
 FAMILY = posviz.family("learned")
 INITS = ("random", "sinusoidal")
@@ -31,11 +34,23 @@ PROBE_POSITIONS = 1024
 
 
 class Source:
-    """The chosen table and a cached way to analyse it: by registry parameters, or by content hash."""
+    """The chosen table and a cached way to analyse it: by registry parameters, or by content hash. A registry
+    table is built on first use only (a tab that does not read it never pays for up to 1 GiB)."""
 
-    def __init__(self, code: str, params: tuple | None, table):
-        self.code, self.params, self.table = code, params, table
+    def __init__(self, code: str, params: tuple | None, table=None):
+        self.code, self.params, self._table = code, params, table
         self.digest = None if params is not None else analysis.table_digest(table)
+
+    @property
+    def table(self):
+        return self._table if self.params is None else cache.family_matrix(FAMILY.key, self.params)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        if self.params is None:
+            return self._table.shape
+        params = dict(self.params)
+        return params["n_positions"], params["d_model"]
 
     def __call__(self, func, *args, **kwargs):
         if self.params is not None:
@@ -89,17 +104,12 @@ with errors_shown():
             seed = widgets.number(FAMILY.param("seed"), key="seed", slider=False, disabled=code != "random")
 
     if registry:
-        source = Source(
-            code,
-            registry_params(n, d, code, std, seed),
-            cache.family_matrix(FAMILY.key, registry_params(n, d, code, std, seed)),
-        )
+        source = Source(code, registry_params(n, d, code, std, seed))
     elif code == "example":
         source = Source(code, None, cache.call(learned.example_table))
     else:
         source = Source(code, None, sessions[code.removeprefix(SESSION)])
-    table = source.table
-    n_rows, width = table.shape
+    n_rows, width = source.shape
     kind = code if registry else "trained"
     if code == "example":
         made = cache.call(learned.example_provenance)
@@ -117,20 +127,25 @@ with errors_shown():
 def table_tab() -> None:
     """The table and the cosine similarity of its positions."""
     st.subheader(t("learned.section.table"))
-    show(
-        heatmap(
-            table,
-            title=t("learned.table"),
-            x_title=t("axis.dimension"),
-            y_title=t("axis.position"),
+    labels = {"title": t("learned.table"), "x_title": t("axis.dimension"), "y_title": t("axis.position")}
+    closed_form = kind == "sinusoidal" and n_rows * width > MAX_CSV_CELLS
+    if closed_form:  # sin_init(n, d) is sinusoidal(n, d): its block means in closed form, the table is not built
+        data = cache.call(sin.sinusoidal_block_means, n_rows, width, max_side=figures.MAX_SIDE)
+        fig = figures.heatmap(
+            np.broadcast_to(np.nan, (n_rows, width)),  # the shape of the table the block means summarise
+            reduced=data,
+            downsampled_note=t("figure.downsampled"),
             colorbar_title="PE",
-        ),
-        notice=t(f"learned.table.notice.{kind}"),
-        key="table",
-        data=table,
-        name="learned_table",
-    )
-    positions, sim = source.similarity()
+            **labels,
+        )
+    else:
+        data = source.table
+        fig = heatmap(data, colorbar_title="PE", **labels)
+    show(fig, notice=t(f"learned.table.notice.{kind}"), key="table", data=data, name="learned_table")
+    if closed_form:
+        positions, sim = cache.call(sin.sinusoidal_similarity, n_rows, width, SIMILARITY_POSITIONS)
+    else:
+        positions, sim = source.similarity()
     show(
         similarity_heatmap(sim, positions, n_rows),
         notice=t(f"learned.similarity.notice.{kind}"),
@@ -176,8 +191,11 @@ def spectrum_tab() -> None:
         r"\omega_k = \mathrm{base}^{-2k/d},\qquad P_i(\omega) = \Big|\sum_p \big(PE_{p,i} - \overline{PE_i}\big)"
         r"\, e^{-\mathrm{i}\omega p}\Big|^2,\qquad \omega_{\min} = 2\pi / n"
     )
-    spectrum = source(analysis.position_spectrum)
-    sinusoidal = None if kind == "sinusoidal" else cache.call(learned.sinusoidal_spectrum, n_rows, width).mean_power
+    if kind == "sinusoidal":  # the spectrum of sin_init(n, d) from its analysed columns alone
+        spectrum, sinusoidal = cache.call(learned.sinusoidal_spectrum, n_rows, width), None
+    else:
+        spectrum = source(analysis.position_spectrum)
+        sinusoidal = cache.call(learned.sinusoidal_spectrum, n_rows, width).mean_power
     spectrum_views(
         spectrum,
         width,

@@ -8,6 +8,8 @@ training move it. Neither can represent a position past the table's last row.
 from __future__ import annotations
 
 import json
+import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -15,18 +17,37 @@ import numpy as np
 from . import _checks
 from .sinusoidal import sinusoidal, sinusoidal_frequencies
 
+#: Rows drawn from one random stream of :func:`learned_init`.
+INIT_BLOCK_ROWS = 1024
+
 
 def learned_init(n_positions: int, d_model: int, *, std: float = 0.02, seed: int = 0) -> np.ndarray:
     """The BERT-style initial table: every entry drawn independently from N(0, std^2).
 
-    Source: Devlin et al. (2019), BERT, whose ``initializer_range`` is 0.02. Reproducible from ``seed``
-    (numpy's PCG64 generator), shape (n_positions, d_model), float64.
+    Source: Devlin et al. (2019), BERT, whose ``initializer_range`` is 0.02. Reproducible from ``seed``: rows
+    ``INIT_BLOCK_ROWS * b`` onwards come from numpy's PCG64 generator seeded with the b-th child of
+    ``SeedSequence(seed)``, so the blocks are drawn in parallel (a 32,768 x 4,096 table is 134 M draws) and the
+    values never depend on how many threads drew them. Shape (n_positions, d_model), float64.
     """
     n, d = _checks.table_size(n_positions, d_model)
     std = _checks.positive_float("std", std)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative whole number, got {seed!r}")
-    return np.random.default_rng(int(seed)).normal(0.0, std, size=(n, d))
+    table = np.empty((n, d))
+    starts = range(0, n, INIT_BLOCK_ROWS)
+    streams = np.random.SeedSequence(int(seed)).spawn(len(starts))
+
+    def draw(block: int) -> None:
+        rows = table[starts[block] : starts[block] + INIT_BLOCK_ROWS]
+        np.random.default_rng(streams[block]).standard_normal(out=rows)
+        rows *= std
+
+    if len(starts) == 1:
+        draw(0)
+    else:
+        with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
+            list(pool.map(draw, range(len(starts))))
+    return table
 
 
 def sin_init(n_positions: int, d_model: int, *, base: float = 10000.0, scale: float = 1.0) -> np.ndarray:
@@ -35,7 +56,9 @@ def sin_init(n_positions: int, d_model: int, *, base: float = 10000.0, scale: fl
     The parameter starts as the fixed table of Vaswani et al. (2017) and is then trained like BERT's.
     """
     scale = _checks.positive_float("scale", scale)
-    return scale * sinusoidal(n_positions, d_model, base=base)
+    table = sinusoidal(n_positions, d_model, base=base)
+    table *= scale  # in place: no second copy of a table that reaches 1 GiB
+    return table
 
 
 def lookup(table: np.ndarray, positions) -> np.ndarray:
@@ -180,14 +203,19 @@ def sinusoidal_column_frequencies(d_model: int, *, base: float = 10000.0) -> np.
 
 def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
     """``analysis.position_spectrum(sin_init(n_positions, d_model), max_dims=max_dims)`` built from the analysed
-    columns only: column 2k is sin(p omega_k) and 2k + 1 is cos(p omega_k), so the reference spectrum of a
-    32,768 x 4,096 table costs 512 columns, not the whole table."""
-    from dataclasses import replace
-
-    from ..analysis import evenly_spaced, position_spectrum
+    columns only, a chunk at a time: column 2k is sin(p omega_k) and 2k + 1 is cos(p omega_k), so the reference
+    spectrum of a 32,768 x 4,096 table costs 512 columns, not the whole table."""
+    from ..analysis import evenly_spaced, spectrum_of_columns
 
     n, d = _checks.table_size(n_positions, d_model)
     dims = evenly_spaced(d, max_dims)
-    angles = np.arange(n, dtype=np.float64)[:, None] * sinusoidal_column_frequencies(d)[dims][None, :]
-    columns = np.where(dims % 2 == 0, np.sin(angles), np.cos(angles))
-    return replace(position_spectrum(columns, max_dims=dims.size), dims=dims)
+    omega, even = sinusoidal_column_frequencies(d)[dims], dims % 2 == 0
+
+    def columns(start: int, stop: int) -> np.ndarray:
+        angles = np.arange(n, dtype=np.float64)[:, None] * omega[None, start:stop]
+        chosen = even[start:stop]
+        angles[:, chosen] = np.sin(angles[:, chosen])
+        angles[:, ~chosen] = np.cos(angles[:, ~chosen])
+        return angles
+
+    return spectrum_of_columns(columns, n, dims)

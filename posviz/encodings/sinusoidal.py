@@ -58,18 +58,39 @@ def sinusoidal(
     if dtype.kind != "f":
         raise ValueError(f"dtype must be a floating-point type such as float32; got {dtype}")
     omega = sinusoidal_frequencies(d, base=base).astype(dtype)
-    n_sin, n_cos = (d + 1) // 2, d // 2
-    sin_cols, cos_cols = (
-        (slice(0, None, 2), slice(1, None, 2)) if layout == "interleaved" else (slice(0, n_sin), slice(n_sin, d))
-    )
     table = np.empty((n, d), dtype=dtype)
     rows = max(1, _CHUNK_CELLS // d)
     for start in range(0, n, rows):  # blocks of rows keep the angles' temporary small, not a per-position loop
         block = table[start : start + rows]
-        angles = np.arange(start, start + len(block), dtype=dtype)[:, None] * omega[None, :]
-        np.sin(angles, out=block[:, sin_cols])
-        np.cos(angles[:, :n_cos], out=block[:, cos_cols])
+        _fill_rows(block, np.arange(start, start + len(block), dtype=dtype), omega, layout)
     return table
+
+
+def _fill_rows(block: np.ndarray, positions: np.ndarray, omega: np.ndarray, layout: str) -> None:
+    """Write PE(p) for each of ``positions`` into the rows of ``block``, in the column order of ``layout``."""
+    sin_cols, cos_cols = _pair_columns(layout, block.shape[1])
+    angles = positions[:, None] * omega[None, :]
+    np.sin(angles, out=block[:, sin_cols])
+    np.cos(angles[:, : block.shape[1] // 2], out=block[:, cos_cols])
+
+
+def sinusoidal_rows(positions, d_model: int, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
+    """The rows PE(p) of :func:`sinusoidal` at the given whole-number positions, shape (len(positions), d_model).
+
+    Entry for entry equal to ``sinusoidal(n, d_model, base=base, layout=layout)[positions]`` (the same float64
+    products p * omega_k and the same sines), without building the n x d table: the rows of a few thousand
+    positions of a 32,768 x 4,096 table cost a few thousand rows, not 1 GiB.
+    """
+    _checks.choice("layout", layout, LAYOUTS)
+    omega = sinusoidal_frequencies(d_model, base=base)
+    pos = np.asarray(positions)
+    if pos.ndim != 1 or (pos.size and (pos.dtype.kind not in "iu" or pos.min() < 0)):
+        raise ValueError(f"positions must be a 1-D array of whole numbers >= 0; got {pos!r}")
+    rows = np.empty((pos.size, int(d_model)))
+    step = max(1, _CHUNK_CELLS // rows.shape[1])
+    for start in range(0, pos.size, step):  # blocks of rows keep the angles' temporary small
+        _fill_rows(rows[start : start + step], pos[start : start + step].astype(np.float64), omega, layout)
+    return rows
 
 
 def shift_matrix(d_model: int, k: float, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
@@ -134,8 +155,10 @@ def _rows(positions: np.ndarray, d_model: int, base: float) -> np.ndarray:
 
 
 def _pair_columns(layout: str, d: int) -> tuple[slice, slice]:
-    """The sin columns and the cos columns of a table with an even d, pair i being (sin[i], cos[i])."""
-    return (slice(0, None, 2), slice(1, None, 2)) if layout == "interleaved" else (slice(0, d // 2), slice(d // 2, d))
+    """The sin columns and the cos columns of a table of width d, pair i being (sin[i], cos[i]); an odd d ends
+    with an unpaired sin column."""
+    n_sin = (d + 1) // 2
+    return (slice(0, None, 2), slice(1, None, 2)) if layout == "interleaved" else (slice(0, n_sin), slice(n_sin, d))
 
 
 def shift_residual(table, k: int, *, base: float = 10000.0, layout: str = "interleaved", chunk: int = 1024) -> float:
@@ -149,23 +172,58 @@ def shift_residual(table, k: int, *, base: float = 10000.0, layout: str = "inter
     """
     table = _checks.finite_table(table)
     n, d = table.shape
+    k = _shift_checks(n, d, k, layout)
+    worst = 0.0
+    for start in range(0, n - k, chunk):  # chunks of rows bound the memory, not a per-position loop
+        stop = min(start + chunk, n - k)
+        worst = max(worst, _shift_miss(table[start:stop], table[start + k : stop + k], k, base, layout))
+    return worst
+
+
+def _shift_checks(n: int, d: int, k, layout: str) -> int:
     k = _checks.positive_int("k", k)
     _checks.choice("layout", layout, LAYOUTS)
     if d % 2:
         raise ValueError(f"the shift matrix needs sin/cos pairs, so d_model must be even; got {d}")
     if k >= n:
         raise ValueError(f"a shift by k = {k:,} needs more than {k:,} positions; the table has {n:,}")
+    return k
+
+
+def _shift_miss(now: np.ndarray, later: np.ndarray, k: int, base: float, layout: str) -> float:
+    """max over rows of ||later - M_k now||_2, M_k applied pair by pair."""
+    d = now.shape[1]
     theta = k * sinusoidal_frequencies(d, base=base)
     cos_k, sin_k = np.cos(theta), np.sin(theta)
     sin_cols, cos_cols = _pair_columns(layout, d)
+    miss_sin = later[:, sin_cols] - (cos_k * now[:, sin_cols] + sin_k * now[:, cos_cols])
+    miss_cos = later[:, cos_cols] - (cos_k * now[:, cos_cols] - sin_k * now[:, sin_cols])
+    return float(np.sqrt((miss_sin**2 + miss_cos**2).sum(axis=1).max()))
+
+
+def sampled_shift_residual(
+    n_positions: int,
+    d_model: int,
+    k: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    max_positions: int = 4096,
+) -> tuple[float, int]:
+    """:func:`shift_residual` of ``sinusoidal(n, d)`` over at most ``max_positions`` evenly spaced p out of
+    0 .. n - k - 1, from the rows PE(p) and PE(p + k) alone: ``(residual, positions_used)``. Equal to the full
+    residual when n - k <= max_positions."""
+    n, d = _checks.table_size(n_positions, d_model)
+    k = _shift_checks(n, d, k, layout)
+    from ..analysis import evenly_spaced
+
+    positions = evenly_spaced(n - k, max_positions)
     worst = 0.0
-    for start in range(0, n - k, chunk):  # chunks of rows bound the memory, not a per-position loop
-        stop = min(start + chunk, n - k)
-        now, later = table[start:stop], table[start + k : stop + k]
-        miss_sin = later[:, sin_cols] - (cos_k * now[:, sin_cols] + sin_k * now[:, cos_cols])
-        miss_cos = later[:, cos_cols] - (cos_k * now[:, cos_cols] - sin_k * now[:, sin_cols])
-        worst = max(worst, float(np.sqrt((miss_sin**2 + miss_cos**2).sum(axis=1).max())))
-    return worst
+    for chunk in np.array_split(positions, -(-positions.size // 1024)):  # bounded memory, not a per-row loop
+        now = sinusoidal_rows(chunk, d, base=base, layout=layout)
+        later = sinusoidal_rows(chunk + k, d, base=base, layout=layout)
+        worst = max(worst, _shift_miss(now, later, k, base, layout))
+    return worst, positions.size
 
 
 def diagonal_spread(matrix) -> np.ndarray:
@@ -200,7 +258,10 @@ def lag_spread(table, max_positions: int = 1024) -> tuple[np.ndarray, np.ndarray
     """
     table = _checks.finite_table(table)
     stride = _stride(table.shape[0], max_positions)
-    rows = table[::stride]
+    return _lag_spread_of(table[::stride], stride)
+
+
+def _lag_spread_of(rows: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     gram = rows @ rows.T
     norms = np.linalg.norm(rows, axis=1)
     cosine = gram / np.outer(np.where(norms > 0, norms, 1.0), np.where(norms > 0, norms, 1.0))
@@ -220,6 +281,44 @@ def strided_offset_profile(table, max_positions: int = 4096) -> tuple[np.ndarray
     stride = _stride(table.shape[0], max_positions)
     profile = offset_profile(table[::stride])
     return profile.offsets * stride, profile.mean_dot, profile.mean_cosine
+
+
+def _strided_rows(n_positions: int, d_model: int, max_positions: int, base: float, layout: str):
+    """The stride s = ceil(n / max_positions) and the rows p = 0, s, 2s, ... of ``sinusoidal(n, d)``."""
+    n, d = _checks.table_size(n_positions, d_model)
+    stride = _stride(n, max_positions)
+    return stride, sinusoidal_rows(np.arange(0, n, stride), d, base=base, layout=layout)
+
+
+def sinusoidal_offset_profile(
+    n_positions: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    max_positions: int = 4096,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`strided_offset_profile` of ``sinusoidal(n, d, base=base, layout=layout)``, computed from the strided
+    rows alone (the same numbers, without building the table)."""
+    from ..analysis import offset_profile
+
+    stride, rows = _strided_rows(n_positions, d_model, max_positions, base, layout)
+    profile = offset_profile(rows)
+    return profile.offsets * stride, profile.mean_dot, profile.mean_cosine
+
+
+def sinusoidal_lag_spread(
+    n_positions: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    max_positions: int = 1024,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`lag_spread` of ``sinusoidal(n, d, base=base, layout=layout)``, computed from the strided rows alone
+    (the same numbers, without building the table)."""
+    stride, rows = _strided_rows(n_positions, d_model, max_positions, base, layout)
+    return _lag_spread_of(rows, stride)
 
 
 def origin_similarity(
@@ -260,11 +359,58 @@ def beyond_training(table, train_len: int, *, margin: float = 0.01, chunk: int =
     excess = np.zeros(table.shape[1])
     for start in range(0, table.shape[0], chunk):  # chunks of rows bound the memory, not a per-position loop
         rows = table[start : start + chunk]
-        outside = np.maximum(low - rows, rows - high).clip(min=0.0)
-        share[start : start + len(rows)] = (outside > margin).mean(axis=1)
-        if start + len(rows) > train_len:
-            np.maximum(excess, outside[max(train_len - start, 0) :].max(axis=0), out=excess)
+        share[start : start + len(rows)] = _outside(rows, low, high, max(train_len - start, 0), margin, excess)
     return share, excess
+
+
+def _outside(rows, low, high, first_unseen: int, margin: float, excess: np.ndarray) -> np.ndarray:
+    """Share of each row's columns more than ``margin`` outside [low, high]; raises ``excess`` (in place) to how
+    far the rows from index ``first_unseen`` on get outside."""
+    outside = np.maximum(low - rows, rows - high).clip(min=0.0)
+    if first_unseen < len(rows):
+        np.maximum(excess, outside[first_unseen:].max(axis=0), out=excess)
+    return (outside > margin).mean(axis=1)
+
+
+def sinusoidal_beyond_training(
+    n_positions: int,
+    d_model: int,
+    train_len: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    margin: float = 0.01,
+    max_positions: int = 4096,
+    chunk: int = 1024,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`beyond_training` of ``sinusoidal(n, d, base=base, layout=layout)`` without building the table:
+    ``(positions, share, excess)``.
+
+    The training range [min, max] of every column is exact, scanned over all rows p < train_len in chunks; the
+    share is evaluated at at most ``max_positions`` evenly spaced positions, and the excess is the largest
+    distance outside the range over those of them at or past ``train_len``. With n <= max_positions every
+    position is evaluated and the numbers equal ``beyond_training``'s.
+    """
+    from ..analysis import evenly_spaced
+
+    n, d = _checks.table_size(n_positions, d_model)
+    train_len = _checks.positive_int("train_len", train_len)
+    positions = evenly_spaced(n, max_positions)
+    share, excess = np.zeros(positions.size), np.zeros(d)
+    if train_len >= n:  # no position past the training length: nothing is outside
+        return positions, share, excess
+    low, high = np.full(d, np.inf), np.full(d, -np.inf)
+    for start in range(0, train_len, chunk):  # chunks of rows bound the memory, not a per-position loop
+        seen = sinusoidal_rows(np.arange(start, min(start + chunk, train_len)), d, base=base, layout=layout)
+        np.minimum(low, seen.min(axis=0), out=low)
+        np.maximum(high, seen.max(axis=0), out=high)
+    for start in range(0, positions.size, chunk):
+        where = positions[start : start + chunk]
+        rows = sinusoidal_rows(where, d, base=base, layout=layout)
+        share[start : start + where.size] = _outside(
+            rows, low, high, int(np.searchsorted(where, train_len)), margin, excess
+        )
+    return positions, share, excess
 
 
 def project_positions(table, method: str = "pca", max_positions: int = 2048, seed: int = 0):
@@ -274,6 +420,95 @@ def project_positions(table, method: str = "pca", max_positions: int = 2048, see
     table = _checks.finite_table(table)
     positions = evenly_spaced(table.shape[0], max_positions)
     return positions, project(table[positions], method=method, seed=seed)
+
+
+def _sampled_rows(n_positions: int, d_model: int, max_positions: int, base: float, layout: str):
+    """At most ``max_positions`` evenly spaced positions of ``sinusoidal(n, d)`` and their rows."""
+    from ..analysis import evenly_spaced
+
+    n, d = _checks.table_size(n_positions, d_model)
+    positions = evenly_spaced(n, max_positions)
+    return positions, sinusoidal_rows(positions, d, base=base, layout=layout)
+
+
+def sinusoidal_projection(
+    n_positions: int,
+    d_model: int,
+    method: str = "pca",
+    max_positions: int = 2048,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    seed: int = 0,
+):
+    """:func:`project_positions` of ``sinusoidal(n, d, base=base, layout=layout)`` from the sampled rows alone
+    (the same numbers, without building the table): ``(positions, coords)``."""
+    from ..analysis import project
+
+    positions, rows = _sampled_rows(n_positions, d_model, max_positions, base, layout)
+    return positions, project(rows, method=method, seed=seed)
+
+
+def sinusoidal_similarity(
+    n_positions: int, d_model: int, max_positions: int = 1024, *, base: float = 10000.0, layout: str = "interleaved"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine similarity S[i, j] = cos(PE(p_i), PE(p_j)) of at most ``max_positions`` evenly spaced positions p of
+    ``sinusoidal(n, d, base=base, layout=layout)``, from their rows alone: ``(positions, S)``."""
+    from ..analysis import cosine_similarity_matrix
+
+    positions, rows = _sampled_rows(n_positions, d_model, max_positions, base, layout)
+    return positions, cosine_similarity_matrix(rows)
+
+
+def sinusoidal_row_norms(
+    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_positions: int = 4096
+) -> tuple[np.ndarray, np.ndarray]:
+    """The measured norm ||PE(p)|| (``analysis.row_norms``) of at most ``max_positions`` evenly spaced rows of
+    ``sinusoidal(n, d, base=base, layout=layout)``, from those rows alone: ``(positions, norms)``."""
+    from ..analysis import row_norms
+
+    positions, rows = _sampled_rows(n_positions, d_model, max_positions, base, layout)
+    return positions, row_norms(rows)
+
+
+def block_edges(n: int, max_side: int) -> np.ndarray:
+    """Start of each block when n indices are cut into at most ``max_side`` near-equal blocks, followed by n:
+    ``linspace(0, n, max_side + 1)`` rounded down when n > max_side (the rule of ``figures.block_mean``), else
+    one block per index."""
+    if n <= max_side:
+        return np.arange(n + 1)
+    return np.append(np.linspace(0, n, max_side + 1).astype(np.int64)[:-1], n)
+
+
+def sinusoidal_block_means(
+    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_side: int = 1024
+) -> np.ndarray:
+    """Block means of ``sinusoidal(n, d, base=base, layout=layout)`` over at most ``max_side`` near-equal blocks
+    per axis (the blocks of ``figures.block_mean``), without building the table.
+
+    A block of rows a .. b of a column with frequency w sums in closed form (the Dirichlet kernel, from
+    telescoping 2 sin(w / 2) sin(p w) = cos((p - 1/2) w) - cos((p + 1/2) w)):
+
+        sum_{p=a}^{b} sin(p w) = sin((a + b) w / 2) sin((b - a + 1) w / 2) / sin(w / 2),
+
+    and likewise for cos with cos((a + b) w / 2); sin(w / 2) > 0 since 0 < w <= 1. The row-block means are
+    then averaged over blocks of columns. Exact up to rounding, O(blocks x d) instead of O(n x d).
+    """
+    n, d = _checks.table_size(n_positions, d_model)
+    _checks.choice("layout", layout, LAYOUTS)
+    max_side = _checks.positive_int("max_side", max_side)
+    omega = sinusoidal_frequencies(d, base=base)
+    edges = block_edges(n, max_side)
+    first, last = edges[:-1], edges[1:] - 1
+    half = omega / 2.0
+    centre = (first + last)[:, None] * half[None, :]
+    kernel = np.sin((last - first + 1)[:, None] * half[None, :]) / (np.sin(half) * (last - first + 1)[:, None])
+    rows = np.empty((first.size, d))
+    sin_cols, cos_cols = _pair_columns(layout, d)
+    rows[:, sin_cols] = np.sin(centre) * kernel
+    rows[:, cos_cols] = (np.cos(centre) * kernel)[:, : d // 2]
+    columns = block_edges(d, max_side)
+    return np.add.reduceat(rows, columns[:-1], axis=1) / np.diff(columns)
 
 
 def sinusoidal_row_norm(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:

@@ -13,6 +13,7 @@ from posviz.encodings import learned
 from posviz.ui import SESSION_TABLES
 
 from ._support import as_array, assert_clean, assert_matrix, heatmap_z, open_page, title, tr, visit_tabs
+from ._support import figures as figure_list
 
 TABS = ["table", "projection", "spectrum", "probe", "past"]
 
@@ -116,7 +117,7 @@ def test_spectrum_charts_are_the_cores_and_the_sinusoidal_ladder(default_view):
     np.testing.assert_allclose(as_array(power["data"][0]["x"]), spectrum.frequencies)
     np.testing.assert_allclose(as_array(power["data"][0]["y"]), spectrum.mean_power, rtol=1e-9)
     sin_power = analysis.position_spectrum(posviz.sin_init(128, 128)).mean_power
-    np.testing.assert_allclose(as_array(power["data"][1]["y"]), sin_power, rtol=1e-9)
+    np.testing.assert_allclose(as_array(power["data"][1]["y"]), sin_power, rtol=1e-9, atol=1e-15)  # DC: rounding
     # white noise spreads its power; the sinusoids pile it into the lowest eighth of the frequencies
     low = spectrum.frequencies < np.pi / 8
     assert spectrum.mean_power[low].sum() < 0.3 < sin_power[low].sum()
@@ -277,3 +278,49 @@ def test_a_one_element_change_in_a_session_table_is_never_stale():
     after = heatmap_z(chart(visit_tabs(at, "learned", ["table"]), "similarity"))
     assert_matrix(after, analysis.cosine_similarity_matrix(changed), what="after the change")
     assert not np.allclose(before[123], after[123])
+
+
+def test_a_tab_that_does_not_read_the_table_does_not_build_it():
+    from posviz.ui import cache
+
+    def built() -> bool:
+        return any(
+            key[:2] == ("family", "learned") and dict(key[2])["n_positions"] == 3001
+            for key in list(cache.STORE._entries)
+        )
+
+    at = open_page("learned", query={"n": "3001", "d": "33", "tab": "probe"})
+    assert_clean(at)
+    assert [title(f) for f in figure_list(at)] == [tr("en", "learned.probe.title", n=64, d=64)]
+    assert not built(), "the probe tab built the 3001 x 33 table it does not show"
+    view = visit_tabs(open_page("learned", query={"n": "3001", "d": "33"}), "learned", ["table"])
+    assert_view_clean(view)
+    assert built()
+
+
+def test_a_large_sin_init_table_is_summarised_in_closed_form_without_building_it():
+    from posviz.figures import heatmap as heatmap_figure
+    from posviz.ui import cache
+
+    from ._support import image_rgba
+
+    n, d = 2101, 2000  # more cells than a CSV holds one by one: shown and exported as block means
+    at = open_page("learned", query={"init": "sinusoidal", "n": str(n), "d": str(d)})
+    view = visit_tabs(at, "learned", ["table", "spectrum"])
+    assert_view_clean(view)
+    table_fig, similarity_fig, dominant, power = view.figures
+    table = posviz.sin_init(n, d)
+    expected = heatmap_figure(table, title="", x_title="", y_title="")
+    assert table_fig["layout"]["meta"] == expected.layout.meta
+    assert (image_rgba(table_fig) == image_rgba(expected.to_dict())).all(axis=2).mean() > 0.999
+    similarity = posviz.cosine_similarity_matrix(table[posviz.evenly_spaced(n, 1024)])
+    assert (
+        similarity_fig["data"][0]["source"]
+        == heatmap_figure(similarity, title="", x_title="", y_title="", zmin=-1.0, zmax=1.0).data[0].source
+    )
+    spectrum = analysis.position_spectrum(table)
+    np.testing.assert_allclose(as_array(power["data"][0]["y"]), spectrum.mean_power, rtol=1e-9, atol=1e-15)
+    np.testing.assert_allclose(as_array(dominant["data"][1]["y"]), spectrum.dominant)
+    assert not [
+        k for k in list(cache.STORE._entries) if k[:2] == ("family", "learned") and dict(k[2])["n_positions"] == n
+    ]

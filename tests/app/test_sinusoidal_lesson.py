@@ -9,8 +9,22 @@ import pytest
 import posviz
 from posviz import precision
 from posviz.encodings import sinusoidal as sin
+from posviz.figures import block_mean
+from posviz.figures import heatmap as heatmap_figure
+from posviz.ui import cache
 
-from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, visit_tabs
+from ._support import (
+    as_array,
+    assert_clean,
+    assert_matrix,
+    figures,
+    heatmap_z,
+    image_rgba,
+    open_page,
+    title,
+    tr,
+    visit_tabs,
+)
 
 TABS = ["table", "distance", "shift", "frequencies", "projection", "extrapolation", "layout", "precision", "norms"]
 
@@ -326,3 +340,59 @@ def test_nonsense_in_the_url_falls_back():
     shown = {key: view.widgets[key] for key in NONSENSE}
     assert shown == {"k": 1, "train": 64, "proj": "pca", "dtype": "float16", "span": posviz.MAX_POSITIONS, "n": 128}
     check_view(view, **DEFAULTS)
+
+
+def built_tables(n: int, d: int) -> list:
+    """Cached sinusoidal tables of n x d, whatever their other parameters."""
+    return [
+        key
+        for key in list(cache.STORE._entries)
+        if key[:2] == ("family", "sinusoidal") and (dict(key[2])["n_positions"], dict(key[2])["d_model"]) == (n, d)
+    ]
+
+
+def test_a_table_too_big_to_export_is_drawn_from_closed_form_block_means_without_building_it():
+    n, d = 2101, 2000  # 4.2 M cells: more than a CSV holds cell by cell, so shown and exported as block means
+    at = open_page("sinusoidal", query={"n": str(n), "d": str(d), "base": "100"})
+    assert_clean(at)
+    table_fig, similarity_fig = figures(at)
+    assert table_fig["layout"]["meta"] == {"source_shape": [n, d], "downsampled": True, "shape": [1024, 1024]}
+    assert tr("en", "figure.downsampled", src=f"{n}×{d}", dst="1024×1024") in title(table_fig)
+    table = posviz.sinusoidal(n, d, base=100.0)
+    expected = heatmap_figure(table, title="", x_title="", y_title="")  # block means of the built table
+    same = image_rgba(table_fig) == image_rgba(expected.to_dict())
+    assert same.all(axis=2).mean() > 0.999  # a colour level apart at most where rounding crosses a level
+    scale = table_fig["data"][1]["marker"]
+    reach = np.abs(block_mean(table)).max()
+    assert scale["cmin"] == pytest.approx(-reach, abs=1e-12) and scale["cmax"] == pytest.approx(reach, abs=1e-12)
+    similarity = posviz.cosine_similarity_matrix(table[posviz.evenly_spaced(n, 1024)])
+    expected = heatmap_figure(similarity, title="", x_title="", y_title="", zmin=-1.0, zmax=1.0)
+    assert similarity_fig["data"][0]["source"] == expected.data[0].source  # the same numbers, the same image
+    assert not built_tables(n, d), "the table was built"
+
+
+def test_views_past_4096_positions_use_evenly_spaced_rows_and_say_so():
+    n, d, train = 4200, 8, 100
+    at = open_page("sinusoidal", query={"n": str(n), "d": str(d), "train": str(train)})
+    view = visit_tabs(at, "sinusoidal", ["table", "shift", "extrapolation", "norms"])
+    assert_view_clean(view)
+    positions = posviz.evenly_spaced(n, 4096)
+    table = posviz.sinusoidal(n, d)
+    extra, bars = view.by_tab["extrapolation"]
+    np.testing.assert_array_equal(as_array(extra["data"][0]["x"]), positions)
+    np.testing.assert_array_equal(as_array(extra["data"][0]["y"]), sin.beyond_training(table, train)[0][positions])
+    low, high = table[:train].min(axis=0), table[:train].max(axis=0)  # the training range of every row p < 100
+    later = table[positions[positions >= train]]
+    np.testing.assert_allclose(
+        as_array(bars["data"][0]["y"]), np.maximum(low - later, later - high).clip(min=0).max(axis=0)
+    )
+    (norms,) = view.by_tab["norms"]
+    np.testing.assert_array_equal(as_array(norms["data"][0]["x"]), positions)
+    np.testing.assert_allclose(as_array(norms["data"][0]["y"]), posviz.row_norms(table)[positions])
+    used = posviz.evenly_spaced(n - 1, 4096)
+    misses = [np.linalg.norm(table[p + 1] - posviz.shift_matrix(d, 1) @ table[p]) for p in used]
+    residual, count = sin.sampled_shift_residual(n, d, 1)
+    assert count == used.size and residual == pytest.approx(max(misses), abs=1e-14)
+    sampled = tr("en", "sinusoidal.shift.residual.sampled", k=1, shown=count, n=n - 1, residual=f"{residual:.1e}")
+    assert sampled in view.markdown
+    assert tr("en", "sinusoidal.subsampled", shown=4096, n=n) in view.markdown

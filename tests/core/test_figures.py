@@ -5,7 +5,7 @@ import io
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posviz import figures
@@ -146,3 +146,17 @@ def test_every_figure_gets_the_white_template_and_its_axis_titles(default, monke
         "value",
         "value",
     ]
+
+
+@given(rows=st.integers(1, 300), cols=st.integers(1, 300), side=st.integers(1, 40), seed=st.integers(0, 10**6))
+@settings(max_examples=40, deadline=None)
+def test_block_mean_of_a_complete_matrix_matches_a_loop(rows, cols, side, seed):
+    m = np.random.default_rng(seed).normal(size=(rows, cols))
+    np.testing.assert_allclose(figures.block_mean(m, side), _block_mean_reference(m, side), rtol=1e-12, atol=1e-12)
+
+
+def test_block_mean_leaves_its_input_alone():
+    for m in (np.arange(600.0).reshape(60, 10), np.arange(610.0).reshape(61, 10)):  # equal and unequal blocks
+        before = m.copy()
+        np.testing.assert_allclose(figures.block_mean(m, 4), _block_mean_reference(before, 4), rtol=1e-12)
+        np.testing.assert_array_equal(m, before)

@@ -268,3 +268,29 @@ def test_sinusoidal_reference_spectrum_equals_the_spectrum_of_the_table(n, d, ma
     np.testing.assert_array_equal(fast.dims, full.dims)
     np.testing.assert_allclose(fast.mean_power, full.mean_power, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(fast.dominant, full.dominant)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.5, 3.0])
+def test_sin_init_is_the_scaled_sinusoidal_table_bit_for_bit(scale):
+    np.testing.assert_array_equal(posviz.sin_init(50, 9, scale=scale), scale * posviz.sinusoidal(50, 9))
+
+
+def test_random_init_is_seeded_blocks_of_independent_streams(monkeypatch):
+    """Each block of rows comes from its own child of SeedSequence(seed): rebuilt here block by block, and equal
+    whether one thread or several drew it."""
+    from posviz.encodings import learned
+
+    n, d, seed, std = 2 * learned.INIT_BLOCK_ROWS + 37, 6, 11, 0.05
+    table = posviz.learned_init(n, d, std=std, seed=seed)
+    children = np.random.SeedSequence(seed).spawn(3)
+    expected = np.vstack(
+        [
+            np.random.default_rng(child).standard_normal((rows, d)) * std
+            for child, rows in zip(children, (1024, 1024, 37), strict=True)
+        ]
+    )
+    np.testing.assert_array_equal(table, expected)
+    monkeypatch.setattr(learned.os, "cpu_count", lambda: 1)
+    np.testing.assert_array_equal(posviz.learned_init(n, d, std=std, seed=seed), table)
+    assert not np.array_equal(posviz.learned_init(n, d, std=std, seed=seed + 1), table)
+    assert abs(table.std() / std - 1) < 0.05 and abs(table.mean()) < 0.01 * std * 10

@@ -290,3 +290,104 @@ def test_projection_subsamples_evenly():
     positions, coords = sin.project_positions(posviz.sinusoidal(5000, 8), "pca", max_positions=100)
     np.testing.assert_array_equal(positions, posviz.evenly_spaced(5000, 100))
     np.testing.assert_allclose(coords, posviz.project(posviz.sinusoidal(5000, 8)[positions], "pca"))
+
+
+# ---------------------------------------------------------------------- the largest sizes: never build the table
+
+LAYOUT = st.sampled_from(sin.LAYOUTS)
+BASE = st.sampled_from([100.0, 10_000.0, 1_000_000.0])
+
+
+@FAST
+@given(st.integers(1, 300), st.integers(1, 40), BASE, LAYOUT, st.data())
+def test_rows_at_positions_are_the_tables_rows_bit_for_bit(n, d, base, layout, data):
+    positions = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=50)), dtype=np.int64)
+    rows = sin.sinusoidal_rows(positions, d, base=base, layout=layout)
+    assert rows.shape == (positions.size, d)
+    np.testing.assert_array_equal(rows, posviz.sinusoidal(n, d, base=base, layout=layout)[positions])
+
+
+def test_rows_at_positions_reject_what_is_not_a_position():
+    for bad in (np.array([-1]), np.array([0.5]), np.zeros((2, 2), dtype=np.int64)):
+        with pytest.raises(ValueError, match="whole numbers"):
+            sin.sinusoidal_rows(bad, 8)
+
+
+@FAST
+@given(st.integers(1, 80), st.integers(1, 30), st.integers(1, 400), BASE)
+def test_dirichlet_sum_equals_the_direct_sum(a, length, w_inverse, base):
+    w = 1.0 / w_inverse
+    b = a + length - 1
+    p = np.arange(a, b + 1)
+    kernel = math.sin(length * w / 2) / math.sin(w / 2)
+    assert math.sin((a + b) * w / 2) * kernel == pytest.approx(np.sin(p * w).sum(), abs=1e-11)
+    assert math.cos((a + b) * w / 2) * kernel == pytest.approx(np.cos(p * w).sum(), abs=1e-11)
+
+
+@FAST
+@given(st.integers(1, 3000), st.integers(1, 70), st.integers(1, 64), BASE, LAYOUT)
+def test_closed_form_block_means_equal_the_block_means_of_the_table(n, d, side, base, layout):
+    from posviz.figures import block_mean
+
+    means = sin.sinusoidal_block_means(n, d, base=base, layout=layout, max_side=side)
+    expected = block_mean(posviz.sinusoidal(n, d, base=base, layout=layout), side)
+    assert means.shape == expected.shape
+    np.testing.assert_allclose(means, expected, rtol=0, atol=1e-12 * max(n, 1))
+
+
+def test_block_edges_follow_block_mean():
+    np.testing.assert_array_equal(sin.block_edges(5, 8), np.arange(6))
+    np.testing.assert_array_equal(sin.block_edges(10, 4), [0, 2, 5, 7, 10])  # linspace(0, 10, 5) rounded down
+
+
+@pytest.mark.parametrize(("n", "d", "layout"), [(3000, 8, "interleaved"), (9000, 6, "halves"), (50, 7, "halves")])
+def test_sampled_views_equal_the_views_of_the_built_table(n, d, layout):
+    table = posviz.sinusoidal(n, d, layout=layout)
+    for got, want in (
+        (sin.sinusoidal_offset_profile(n, d, layout=layout), sin.strided_offset_profile(table)),
+        (sin.sinusoidal_lag_spread(n, d, layout=layout), sin.lag_spread(table)),
+        (sin.sinusoidal_projection(n, d, "pca", 2048, layout=layout), sin.project_positions(table, "pca", 2048)),
+    ):
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+    positions, similarity = sin.sinusoidal_similarity(n, d, 1024, layout=layout)
+    np.testing.assert_array_equal(positions, posviz.evenly_spaced(n, 1024))
+    np.testing.assert_array_equal(similarity, posviz.cosine_similarity_matrix(table[positions]))
+    positions, norms = sin.sinusoidal_row_norms(n, d, layout=layout, max_positions=1000)
+    np.testing.assert_array_equal(norms, posviz.row_norms(table)[positions])
+
+
+@pytest.mark.parametrize("layout", sin.LAYOUTS)
+@pytest.mark.parametrize("k", [1, 7, 299])
+def test_sampled_shift_residual(layout, k):
+    n, d = 300, 16
+    table = posviz.sinusoidal(n, d, layout=layout)
+    assert sin.sampled_shift_residual(n, d, k, layout=layout) == (sin.shift_residual(table, k, layout=layout), n - k)
+    residual, used = sin.sampled_shift_residual(n, d, k, layout=layout, max_positions=40)
+    positions = posviz.evenly_spaced(n - k, 40)
+    matrix = posviz.shift_matrix(d, k, layout=layout)
+    misses = [np.linalg.norm(table[p + k] - matrix @ table[p]) for p in positions]  # the full product, row by row
+    assert used == positions.size
+    assert residual == pytest.approx(max(misses), abs=1e-14)
+    with pytest.raises(ValueError, match="d_model must be even"):
+        sin.sampled_shift_residual(n, 7, k)
+    with pytest.raises(ValueError, match="needs more than"):
+        sin.sampled_shift_residual(n, d, n)
+
+
+@FAST
+@given(st.integers(2, 400), st.integers(1, 12), st.integers(1, 500), st.integers(1, 60), st.integers(1, 50), LAYOUT)
+def test_sampled_beyond_training(n, d, train, limit, chunk, layout):
+    table = posviz.sinusoidal(n, d, layout=layout)
+    positions, share, excess = sin.sinusoidal_beyond_training(
+        n, d, train, layout=layout, max_positions=limit, chunk=chunk
+    )
+    np.testing.assert_array_equal(positions, posviz.evenly_spaced(n, limit))
+    full_share, full_excess = sin.beyond_training(table, train)
+    np.testing.assert_array_equal(share, full_share[positions])  # the training range is exact
+    low, high = table[:train].min(axis=0), table[:train].max(axis=0)
+    later = table[positions[positions >= train]]
+    expected = np.maximum(low - later, later - high).clip(min=0.0).max(axis=0) if later.size else np.zeros(d)
+    np.testing.assert_array_equal(excess, expected)
+    if limit >= n:
+        np.testing.assert_array_equal(excess, full_excess)
