@@ -60,7 +60,11 @@ SIZED_PAGES = ("sinusoidal", "learned")
 #: Views beyond each tab's defaults worth measuring at the largest sizes.
 EXTRA_VIEWS = {
     "sinusoidal": ({"tab": "projection", "proj": "tsne"},),
-    "learned": ({"tab": "projection", "proj": "tsne"},),
+    "learned": (
+        {"tab": "projection", "proj": "tsne"},
+        {"init": "sinusoidal", "tab": "table"},
+        {"init": "sinusoidal", "tab": "spectrum"},
+    ),
 }
 #: The sections of the report, in order.
 SECTIONS = ("pages", "largest", "core", "projections", "lab")
