@@ -9,6 +9,9 @@ omega_k = base^(-2k / d) per position, so PE(p + k) is a rotation of PE(p) that 
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from . import _checks
@@ -60,9 +63,17 @@ def sinusoidal(
     omega = sinusoidal_frequencies(d, base=base).astype(dtype)
     table = np.empty((n, d), dtype=dtype)
     rows = max(1, _CHUNK_CELLS // d)
-    for start in range(0, n, rows):  # blocks of rows keep the angles' temporary small, not a per-position loop
+    starts = range(0, n, rows)  # blocks of rows keep the angles' temporary small, not a per-position loop
+
+    def fill(start: int) -> None:
         block = table[start : start + rows]
         _fill_rows(block, np.arange(start, start + len(block), dtype=dtype), omega, layout)
+
+    if len(starts) > 1:  # numpy's sin and cos release the GIL: the blocks fill side by side, each cell the same
+        with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
+            list(pool.map(fill, starts))
+    else:
+        fill(0)
     return table
 
 
