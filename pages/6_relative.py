@@ -119,7 +119,8 @@ def t5_tab() -> None:
         "flat": t("relative.t5.region.flat", d=max_distance),
     }
     show(
-        relative_figures.bucket_curve(
+        cache.figure(
+            relative_figures.bucket_curve,
             offsets,
             curve,
             max_exact=max_exact,
@@ -137,8 +138,9 @@ def t5_tab() -> None:
     )
     sizes = cache.call(relative.t5_bucket_sizes, **kwargs)
     show(
-        figures.bars(
-            [str(b) for b in range(buckets)],
+        cache.figure(
+            figures.bars,
+            tuple(str(b) for b in range(buckets)),
             sizes,
             title=t("relative.t5.sizes", d=max_distance),
             x_title=t("axis.bucket"),

@@ -6,7 +6,7 @@ import streamlit as st
 import posviz
 from posviz.encodings import xlnet
 from posviz.figures import xlnet as xlnet_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, show, t, widgets
+from posviz.ui import cache, controls, errors_shown, intro, show, t, widgets
 
 FAMILY = posviz.family("xlnet")
 MAX_TOKENS = 32
@@ -29,21 +29,23 @@ def _listed(tokens, words) -> str:
 
 
 def _mask(mask, title_key, notice_key, colorscale, token, words, key):
-    fig = heatmap(
-        mask.astype(np.float64),
-        title=t(title_key),
-        x_title=t("axis.key_token"),
-        y_title=t("axis.query_token"),
-        colorscale=colorscale,
-        zmin=0.0,
-        zmax=1.0,
-        zmid=None,
-        colorbar_title=t("axis.may_attend"),
-    )
-    if len(words) <= MAX_TOKENS:
-        fig = xlnet_figures.label_tokens(fig, words)
     show(
-        xlnet_figures.outline_row(fig, token, len(words)),
+        cache.figure(
+            xlnet_figures.mask_heatmap,
+            mask,
+            tuple(words),
+            token,
+            label_limit=MAX_TOKENS,
+            downsampled_note=t("figure.downsampled"),
+            title=t(title_key),
+            x_title=t("axis.key_token"),
+            y_title=t("axis.query_token"),
+            colorscale=colorscale,
+            zmin=0.0,
+            zmax=1.0,
+            zmid=None,
+            colorbar_title=t("axis.may_attend"),
+        ),
         notice=t(notice_key),
         key=key,
         data=mask.astype(np.int8),

@@ -1,29 +1,23 @@
-"""Figures of the XLNet page: a mask with one token's row outlined."""
+"""Figures of the XLNet page: a mask with one token's row outlined, and the rank of every position."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import style
+from .base import heatmap, style
 
 
-def outline_row(fig: go.Figure, row: int, n_cols: int, colour: str = "#d62728") -> go.Figure:
-    """A copy of ``fig`` (a heatmap, which may be shared) with a rectangle around row ``row``, cells at integer
-    coordinates."""
-    fig = go.Figure(fig)
-    fig.add_shape(type="rect", x0=-0.5, x1=n_cols - 0.5, y0=row - 0.5, y1=row + 0.5, line={"color": colour, "width": 3})
-    return fig
-
-
-def label_tokens(fig: go.Figure, words) -> go.Figure:
-    """A copy of ``fig`` (a token-by-token heatmap, which may be shared), every row and column ticked with
-    "index word"."""
-    fig = go.Figure(fig)
-    ticks = list(range(len(words)))
-    text = [f"{i} {w}" for i, w in enumerate(words)]
-    fig.update_xaxes(tickvals=ticks, ticktext=text, tickangle=-45)
-    fig.update_yaxes(tickvals=ticks, ticktext=text)
+def mask_heatmap(mask, words, row: int, *, label_limit: int, colour: str = "#d62728", **heatmap_kwargs) -> go.Figure:
+    """A token-by-token mask as a heatmap (1 = may attend; ``heatmap_kwargs`` go to ``base.heatmap``), every row
+    and column ticked with "index word" when there are at most ``label_limit`` tokens, and row ``row`` outlined."""
+    fig = heatmap(np.asarray(mask, dtype=np.float64), **heatmap_kwargs)
+    n = len(words)
+    if n <= label_limit:
+        ticks, text = list(range(n)), [f"{i} {w}" for i, w in enumerate(words)]
+        fig.update_xaxes(tickvals=ticks, ticktext=text, tickangle=-45)
+        fig.update_yaxes(tickvals=ticks, ticktext=text)
+    fig.add_shape(type="rect", x0=-0.5, x1=n - 0.5, y0=row - 0.5, y1=row + 0.5, line={"color": colour, "width": 3})
     return fig
 
 
