@@ -63,18 +63,25 @@ def sinusoidal(
     omega = sinusoidal_frequencies(d, base=base).astype(dtype)
     table = np.empty((n, d), dtype=dtype)
     rows = max(1, _CHUNK_CELLS // d)
-    starts = range(0, n, rows)  # blocks of rows keep the angles' temporary small, not a per-position loop
 
     def fill(start: int) -> None:
         block = table[start : start + rows]
         _fill_rows(block, np.arange(start, start + len(block), dtype=dtype), omega, layout)
 
-    if len(starts) > 1:  # numpy's sin and cos release the GIL: the blocks fill side by side, each cell the same
+    _in_blocks(n, rows, fill)
+    return table
+
+
+def _in_blocks(total: int, step: int, fill) -> None:
+    """``fill(start)`` for start = 0, step, 2 step, ... < total: blocks of rows keep the angles' temporary small
+    (not a per-position loop), and several blocks run side by side on every core, since numpy's sin and cos
+    release the GIL; each cell is the same whichever thread wrote it."""
+    starts = range(0, total, step)
+    if len(starts) > 1:
         with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
             list(pool.map(fill, starts))
-    else:
+    elif starts:
         fill(0)
-    return table
 
 
 def _fill_rows(block: np.ndarray, positions: np.ndarray, omega: np.ndarray, layout: str) -> None:
@@ -99,8 +106,11 @@ def sinusoidal_rows(positions, d_model: int, *, base: float = 10000.0, layout: s
         raise ValueError(f"positions must be a 1-D array of whole numbers >= 0; got {pos!r}")
     rows = np.empty((pos.size, int(d_model)))
     step = max(1, _CHUNK_CELLS // rows.shape[1])
-    for start in range(0, pos.size, step):  # blocks of rows keep the angles' temporary small
+
+    def fill(start: int) -> None:
         _fill_rows(rows[start : start + step], pos[start : start + step].astype(np.float64), omega, layout)
+
+    _in_blocks(pos.size, step, fill)
     return rows
 
 

@@ -426,3 +426,18 @@ def test_similarity_stack_is_each_tables_similarity():
         np.testing.assert_allclose(stack[k], posviz.cosine_similarity_matrix(tables[k]), atol=1e-14)
     with pytest.raises(ValueError, match="snapshots, positions, dims"):
         posviz.analysis.similarity_stack(tables[0])
+
+
+def test_offset_profile_of_many_columns_is_the_same_on_any_number_of_threads(monkeypatch):
+    """Column chunks are transformed side by side and their power spectra added in column order: one thread or
+    several give the same bits, and both equal the pairwise loop."""
+    from posviz import analysis
+
+    table = random_table(40, 700, seed=12)  # three chunks of columns
+    parallel = posviz.offset_profile(table)
+    monkeypatch.setattr(analysis.os, "cpu_count", lambda: 1)
+    serial = posviz.offset_profile(table)
+    np.testing.assert_array_equal(parallel.mean_dot, serial.mean_dot)
+    np.testing.assert_array_equal(parallel.mean_cosine, serial.mean_cosine)
+    loop = [np.mean([table[i] @ table[i + k] for i in range(40 - k)]) for k in range(40)]
+    np.testing.assert_allclose(parallel.mean_dot, loop, rtol=1e-10, atol=1e-12)
