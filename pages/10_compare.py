@@ -118,7 +118,7 @@ def offset_tab() -> None:
         (t("compare.y.visible"), [Series("xlnet", name("xlnet"), *curves["xlnet"])])
     ]
     show(
-        cmpfig.panels(rows, title=t("compare.offset", n=length), x_title=t("axis.relative")),
+        cache.figure(cmpfig.panels, rows, title=t("compare.offset", n=length), x_title=t("axis.relative")),
         notice=t("compare.offset.notice"),
         key="offset",
         data=by_offset({f"{key}_{compare.QUANTITY[key]}": curve for key, curve in curves.items()}),
@@ -163,7 +163,8 @@ def long_tab() -> None:
         (t("compare.y.bias"), [Series("t5", name("t5"), *curves["t5"])]),
     ]
     show(
-        cmpfig.panels(
+        cache.figure(
+            cmpfig.panels,
             rows,
             title=t("compare.long", train=train, eval=longer),
             x_title=t("compare.axis.step"),
@@ -224,7 +225,8 @@ def cost_tab() -> None:
         ),
     ]
     show(
-        cmpfig.panels(
+        cache.figure(
+            cmpfig.panels,
             rows,
             title=t("compare.cost", d=d_model, h=n_heads),
             x_title=t("compare.axis.context"),

@@ -15,6 +15,7 @@ import weakref
 from collections import OrderedDict
 
 import numpy as np
+import plotly.graph_objects as go
 
 import posviz
 
@@ -30,11 +31,15 @@ def _frozen(array: np.ndarray) -> np.ndarray:
 
 
 def _freeze_result(result):
+    """``result`` with every array in it read-only: arrays (copied if they are views), tuples and dicts of them,
+    and the array fields of a core result object (frozen in place)."""
     if isinstance(result, np.ndarray):
         return _frozen(result)
     if isinstance(result, tuple):
-        return tuple(_frozen(r) if isinstance(r, np.ndarray) else r for r in result)
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):  # a core result object: its arrays too
+        return tuple(_freeze_result(r) for r in result)
+    if isinstance(result, dict):
+        return {key: _freeze_result(value) for key, value in result.items()}
+    if dataclasses.is_dataclass(result) and not isinstance(result, type):
         for name in (f.name for f in dataclasses.fields(result)):
             value = getattr(result, name)
             if isinstance(value, np.ndarray):
@@ -47,6 +52,8 @@ def _nbytes(result) -> int:
         return result.nbytes
     if isinstance(result, (tuple, list)):
         return sum(_nbytes(r) for r in result)
+    if isinstance(result, dict):
+        return sum(_nbytes(r) for r in result.values())
     matrix = getattr(result, "matrix", None)  # a loaded checkpoint table
     return matrix.nbytes if isinstance(matrix, np.ndarray) else getattr(result, "nbytes", 0)
 
@@ -187,6 +194,17 @@ def call(func, *args, **kwargs):
 FIGURES = 128
 
 
+class SharedFigure(go.Figure):
+    """A figure kept by :func:`figure` for every rerun and session: its dictionary, which ``st.plotly_chart``
+    serialises on every rerun, is computed once (a deep copy of every array each time otherwise)."""
+
+    def to_dict(self) -> dict:
+        cached = self.__dict__.get("_shared_dict")
+        if cached is None:
+            cached = self.__dict__["_shared_dict"] = super().to_dict()
+        return cached
+
+
 class _Unkeyable(Exception):
     """An argument that cannot identify a figure (a writeable array, an arbitrary object)."""
 
@@ -207,6 +225,9 @@ def _identity(value, arrays: list):
         return (type(value).__name__, *(_identity(v, arrays) for v in value))
     if isinstance(value, dict):
         return ("dict", *((k, _identity(v, arrays)) for k, v in value.items()))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = (_identity(getattr(value, f.name), arrays) for f in dataclasses.fields(value))
+        return (type(value).__module__, type(value).__qualname__, *fields)
     raise _Unkeyable
 
 
@@ -231,6 +252,7 @@ class _FigureCache:
                 self._entries.move_to_end(key)
                 return hit[1]
         fig = build(*args, **kwargs)
+        fig.__class__ = SharedFigure  # the same figure, now read through a dictionary computed once
         with self._lock:
             for stale in [k for k, (refs, _) in self._entries.items() if any(ref() is None for ref in refs)]:
                 del self._entries[stale]  # built from an array that is gone: can never be asked for again

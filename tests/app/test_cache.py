@@ -176,3 +176,30 @@ def test_figures_of_arrays_that_are_gone_are_dropped():
         del gone
         gc.collect()
     assert len(cache.FIGURE_STORE._entries) == 2  # the kept one and the last one built
+
+
+def test_a_shared_figure_sends_the_dictionary_of_the_figure_it_was_built_as():
+    from posviz import figures
+
+    cache.FIGURE_STORE.clear()
+    x, y = _frozen(np.linspace(0, 1, 50)), _frozen(np.sin(np.linspace(0, 1, 50)))
+    shared = cache.figure(figures.lines, x, {"sin": y}, title="t", x_title="x", y_title="y")
+    assert isinstance(shared, cache.SharedFigure)
+    assert shared.to_dict() is shared.to_dict()  # computed once, for every rerun that draws it
+    fresh = figures.lines(x, {"sin": y}, title="t", x_title="x", y_title="y").to_json()
+    assert shared.to_json() == fresh
+
+
+def test_core_results_in_dicts_and_objects_are_read_only_and_key_figures():
+    """A dict of arrays (compare.beyond_training) and result objects are frozen by the cache, so figures built
+    from them, through dataclass arguments too (compare's Series), are kept."""
+    from posviz import compare
+    from posviz.figures import compare as cmpfig
+
+    cache.FIGURE_STORE.clear()
+    curves = cache.call(compare.beyond_training, 16, 64)
+    assert all(not a.flags.writeable for pair in curves.values() for a in pair if isinstance(a, np.ndarray))
+    rows = [("y", [cmpfig.Series("rope", "RoPE", *curves["rope"])])]
+    first = cache.figure(cmpfig.panels, rows, title="t", x_title="x")
+    again = [("y", [cmpfig.Series("rope", "RoPE", *cache.call(compare.beyond_training, 16, 64)["rope"])])]
+    assert cache.figure(cmpfig.panels, again, title="t", x_title="x") is first
