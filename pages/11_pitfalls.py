@@ -111,7 +111,8 @@ def exponent_tab() -> None:
         kind: cache.call(pitfalls.signature, "column_motion", kind, n, d, base=base) for kind in ("correct", variant)
     }
     show(
-        pfig.versus(
+        cache.figure(
+            pfig.versus,
             range(d),
             (t("pitfalls.correct"), motion["correct"]),
             (t(f"pitfalls.variant.{variant}"), motion[variant]),
@@ -128,7 +129,8 @@ def exponent_tab() -> None:
         return
     radius = {kind: cache.call(pitfalls.signature, "pair_radius_error", kind, n, d, base=base) for kind in motion}
     show(
-        pfig.versus(
+        cache.figure(
+            pfig.versus,
             range(d // 2),
             (t("pitfalls.correct"), radius["correct"]),
             (t(f"pitfalls.variant.{variant}"), radius[variant]),

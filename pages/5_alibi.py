@@ -227,7 +227,8 @@ def long_tab():
         far = cache.call(alibi.alibi_distance_bias, n_heads, 4 * train)
         distance_lines = {names[h]: far[h] for h in few}
         show(
-            alibi_figures.lines_with_marker(
+            cache.figure(
+                alibi_figures.lines_with_marker,
                 range(4 * train + 1),
                 distance_lines,
                 marker=train,

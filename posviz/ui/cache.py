@@ -211,12 +211,15 @@ class _Unkeyable(Exception):
 
 def _identity(value, arrays: list):
     """A hashable stand-in for ``value``: plain values as themselves, read-only arrays (cached results, which never
-    change) by identity, recorded in ``arrays`` so that a reused ``id`` is never mistaken for the same array."""
+    change) by identity — a read-only view by its read-only owner's identity and the window it shows — with the
+    owners recorded in ``arrays`` so that a reused ``id`` is never mistaken for the same array."""
     if isinstance(value, np.ndarray):
-        if value.flags.writeable:
+        owner = value if value.base is None else value.base  # numpy points a view of a view at the owner
+        if value.flags.writeable or not isinstance(owner, np.ndarray) or owner.flags.writeable:
             raise _Unkeyable
-        arrays.append(value)
-        return ("array", id(value))
+        arrays.append(owner)  # a view (a row of a cached matrix, say) is its owner and where it looks into it
+        start = value.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        return ("array", id(owner), start, value.shape, value.strides, value.dtype.str)
     if value is None or isinstance(value, (str, bool, int, float, np.generic)):
         return type(value).__name__, value  # True, 1 and 1.0 are equal keys, not equal figures
     if isinstance(value, range):

@@ -203,3 +203,28 @@ def test_core_results_in_dicts_and_objects_are_read_only_and_key_figures():
     first = cache.figure(cmpfig.panels, rows, title="t", x_title="x")
     again = [("y", [cmpfig.Series("rope", "RoPE", *cache.call(compare.beyond_training, 16, 64)["rope"])])]
     assert cache.figure(cmpfig.panels, again, title="t", x_title="x") is first
+
+
+def test_views_of_a_cached_array_key_by_their_owner_and_window():
+    """``far[h]`` is a new view object on every rerun: it is the same figure when it shows the same window of the
+    same read-only owner, another when the window differs; a view of a writeable owner is never a key."""
+    from posviz import figures
+
+    cache.FIGURE_STORE.clear()
+    owner = _frozen(np.arange(12.0).reshape(3, 4))
+
+    def draw(row):
+        return cache.figure(figures.lines, owner[0], {"row": row}, title="t", x_title="x", y_title="y")
+
+    first = draw(owner[1])
+    assert draw(owner[1]) is first
+    assert draw(owner[2]) is not first
+    np.testing.assert_array_equal(np.asarray(draw(owner[2]).data[0].y, dtype=float), [8, 9, 10, 11])
+    assert draw(owner[1, ::2]) is not first  # same start, another stride
+    loose = np.arange(4.0)
+    view = loose[:]
+    view.flags.writeable = False
+    shown = cache.figure(figures.lines, owner[0], {"row": view}, title="t", x_title="x", y_title="y")
+    loose[0] = 99.0  # its owner can still change: never served from the cache
+    again = cache.figure(figures.lines, owner[0], {"row": view}, title="t", x_title="x", y_title="y")
+    assert again is not shown and float(again.data[0].y[0]) == 99.0
