@@ -71,7 +71,8 @@ def distance_tab() -> None:
     st.latex(r"PE(i)\cdot PE(j) = \sum_{k} \cos\big((i-j)\,\omega_k\big)")
     offsets, dot, cosine = cache.call(sin.sinusoidal_offset_profile, n, d, base=base, layout=layout)
     show(
-        sinfig.dual_lines(
+        cache.figure(
+            sinfig.dual_lines,
             offsets,
             (t("sinusoidal.offset.dot"), dot),
             (t("sinusoidal.offset.cos"), cosine),
@@ -87,7 +88,8 @@ def distance_tab() -> None:
     random_params = (("d_model", d), ("init", "random"), ("n_positions", len(lags) + 2), ("seed", 0), ("std", 0.02))
     _, _, random_spread = cache.analyse(sin.lag_spread, "learned", random_params)
     show(
-        sinfig.log_lines(
+        cache.figure(
+            sinfig.log_lines,
             lags,
             {
                 t("sinusoidal.spread.dot"): dot_spread,
