@@ -6,12 +6,11 @@ alike, so every function takes a plain matrix and validates it with the same rul
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
+from ._parallel import on_every_core
 from .encodings import _checks
 
 #: Largest table whose full (positions x positions) similarity matrix is built at once (512 MiB in float64).
@@ -99,11 +98,9 @@ def _lag_sums(table: np.ndarray, chunk: int = 256) -> np.ndarray:
         spectrum = np.fft.rfft(_lines(table[:, start : start + chunk]), n=size, axis=1)
         return (spectrum.real**2 + spectrum.imag**2).sum(axis=0)
 
-    starts = range(0, table.shape[1], chunk)
-    with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:  # the FFTs release the GIL
-        total = np.zeros(size // 2 + 1)
-        for part in pool.map(power, starts):  # added in column order: the same sum on any number of threads
-            total += part
+    total = np.zeros(size // 2 + 1)
+    for part in on_every_core(power, range(0, table.shape[1], chunk)):  # added in column order
+        total += part
     return np.fft.irfft(total, n=size)[:n]
 
 

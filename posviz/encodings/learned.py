@@ -8,12 +8,11 @@ training move it. Neither can represent a position past the table's last row.
 from __future__ import annotations
 
 import json
-import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
+from .._parallel import on_every_core
 from . import _checks
 from .sinusoidal import sinusoidal, sinusoidal_frequencies
 
@@ -42,11 +41,7 @@ def learned_init(n_positions: int, d_model: int, *, std: float = 0.02, seed: int
         np.random.default_rng(streams[block]).standard_normal(out=rows)
         rows *= std
 
-    if len(starts) == 1:
-        draw(0)
-    else:
-        with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
-            list(pool.map(draw, range(len(starts))))
+    on_every_core(draw, range(len(starts)))
     return table
 
 

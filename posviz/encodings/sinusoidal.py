@@ -9,11 +9,9 @@ omega_k = base^(-2k / d) per position, so PE(p + k) is a rotation of PE(p) that 
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 
+from .._parallel import on_every_core
 from . import _checks
 
 LAYOUTS = ("interleaved", "halves")
@@ -68,20 +66,8 @@ def sinusoidal(
         block = table[start : start + rows]
         _fill_rows(block, np.arange(start, start + len(block), dtype=dtype), omega, layout)
 
-    _in_blocks(n, rows, fill)
+    on_every_core(fill, range(0, n, rows))  # blocks of rows bound the angles' temporary; each cell is the same
     return table
-
-
-def _in_blocks(total: int, step: int, fill) -> None:
-    """``fill(start)`` for start = 0, step, 2 step, ... < total: blocks of rows keep the angles' temporary small
-    (not a per-position loop), and several blocks run side by side on every core, since numpy's sin and cos
-    release the GIL; each cell is the same whichever thread wrote it."""
-    starts = range(0, total, step)
-    if len(starts) > 1:
-        with ThreadPoolExecutor(min(len(starts), os.cpu_count() or 1)) as pool:
-            list(pool.map(fill, starts))
-    elif starts:
-        fill(0)
 
 
 def _fill_rows(block: np.ndarray, positions: np.ndarray, omega: np.ndarray, layout: str) -> None:
@@ -110,7 +96,7 @@ def sinusoidal_rows(positions, d_model: int, *, base: float = 10000.0, layout: s
     def fill(start: int) -> None:
         _fill_rows(rows[start : start + step], pos[start : start + step].astype(np.float64), omega, layout)
 
-    _in_blocks(pos.size, step, fill)
+    on_every_core(fill, range(0, pos.size, step))
     return rows
 
 

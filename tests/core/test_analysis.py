@@ -431,11 +431,11 @@ def test_similarity_stack_is_each_tables_similarity():
 def test_offset_profile_of_many_columns_is_the_same_on_any_number_of_threads(monkeypatch):
     """Column chunks are transformed side by side and their power spectra added in column order: one thread or
     several give the same bits, and both equal the pairwise loop."""
-    from posviz import analysis
+    from posviz import _parallel
 
     table = random_table(40, 700, seed=12)  # three chunks of columns
     parallel = posviz.offset_profile(table)
-    monkeypatch.setattr(analysis.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 1)
     serial = posviz.offset_profile(table)
     np.testing.assert_array_equal(parallel.mean_dot, serial.mean_dot)
     np.testing.assert_array_equal(parallel.mean_cosine, serial.mean_cosine)

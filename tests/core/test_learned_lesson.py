@@ -278,6 +278,7 @@ def test_sin_init_is_the_scaled_sinusoidal_table_bit_for_bit(scale):
 def test_random_init_is_seeded_blocks_of_independent_streams(monkeypatch):
     """Each block of rows comes from its own child of SeedSequence(seed): rebuilt here block by block, and equal
     whether one thread or several drew it."""
+    from posviz import _parallel
     from posviz.encodings import learned
 
     n, d, seed, std = 2 * learned.INIT_BLOCK_ROWS + 37, 6, 11, 0.05
@@ -290,7 +291,7 @@ def test_random_init_is_seeded_blocks_of_independent_streams(monkeypatch):
         ]
     )
     np.testing.assert_array_equal(table, expected)
-    monkeypatch.setattr(learned.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 1)
     np.testing.assert_array_equal(posviz.learned_init(n, d, std=std, seed=seed), table)
     assert not np.array_equal(posviz.learned_init(n, d, std=std, seed=seed + 1), table)
-    assert abs(table.std() / std - 1) < 0.05 and abs(table.mean()) < 0.01 * std * 10
+    assert abs(table.std() / std - 1) < 0.05 and abs(table.mean()) < 0.1 * std

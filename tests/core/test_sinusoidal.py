@@ -271,6 +271,7 @@ def test_lookup_rows_and_out_of_range():
 def test_a_table_filled_in_parallel_blocks_is_the_formula_bit_for_bit(layout, monkeypatch):
     """A table of more than one block of rows is filled by several threads; every cell is the one np.sin / np.cos
     of p * omega_k gives, whatever the number of threads."""
+    from posviz import _parallel
     from posviz.encodings import sinusoidal as module
 
     n, d = 3 * (module._CHUNK_CELLS // 1030) + 17, 1030  # four blocks, the last one short
@@ -280,5 +281,5 @@ def test_a_table_filled_in_parallel_blocks_is_the_formula_bit_for_bit(layout, mo
     cos_cols = slice(1, d, 2) if layout == "interleaved" else slice(d // 2, d)
     np.testing.assert_array_equal(table[:, sin_cols], np.sin(angles))
     np.testing.assert_array_equal(table[:, cos_cols], np.cos(angles))
-    monkeypatch.setattr(module.os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 1)
     np.testing.assert_array_equal(posviz.sinusoidal(n, d, layout=layout), table)
