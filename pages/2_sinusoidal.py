@@ -1,6 +1,5 @@
 """Sinusoidal: the fixed table of Vaswani et al., its distance structure, its shifts, its limits."""
 
-import numpy as np
 import streamlit as st
 
 import posviz
@@ -9,6 +8,7 @@ from posviz.encodings import sinusoidal as sin
 from posviz.figures import sinusoidal as sinfig
 from posviz.ui import (
     SIMILARITY_POSITIONS,
+    block_means_heatmap,
     cache,
     controls,
     heatmap,
@@ -47,13 +47,7 @@ def table_tab() -> None:
         fig = heatmap(data, colorbar_title="PE", **labels)
     else:  # shown and exported as block means, here from their closed form: the table (1 GiB at most) is not built
         data = cache.call(sin.sinusoidal_block_means, n, d, base=base, layout=layout, max_side=figures.MAX_SIDE)
-        fig = figures.heatmap(
-            np.broadcast_to(np.nan, (n, d)),  # the shape of the table the block means summarise
-            reduced=data,
-            downsampled_note=t("figure.downsampled"),
-            colorbar_title="PE",
-            **labels,
-        )
+        fig = block_means_heatmap(data, (n, d), colorbar_title="PE", **labels)
     show(fig, notice=t("sinusoidal.table.notice"), key="table", data=data, name="sinusoidal_table")
     positions, similarity = cache.call(sin.sinusoidal_similarity, n, d, SIMILARITY_POSITIONS, base=base, layout=layout)
     show(

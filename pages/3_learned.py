@@ -1,7 +1,6 @@
 """Learned absolute: BERT's random initial table, a sinusoidal-initialised one, and trained tables; what training
 puts in them, and what happens past their last row."""
 
-import numpy as np
 import streamlit as st
 
 import posviz
@@ -11,6 +10,7 @@ from posviz.encodings import sinusoidal as sin
 from posviz.figures import learned as learned_figures
 from posviz.ui import (
     SIMILARITY_POSITIONS,
+    block_means_heatmap,
     cache,
     controls,
     errors_shown,
@@ -131,13 +131,7 @@ def table_tab() -> None:
     closed_form = kind == "sinusoidal" and n_rows * width > MAX_CSV_CELLS
     if closed_form:  # sin_init(n, d) is sinusoidal(n, d): its block means in closed form, the table is not built
         data = cache.call(sin.sinusoidal_block_means, n_rows, width, max_side=figures.MAX_SIDE)
-        fig = figures.heatmap(
-            np.broadcast_to(np.nan, (n_rows, width)),  # the shape of the table the block means summarise
-            reduced=data,
-            downsampled_note=t("figure.downsampled"),
-            colorbar_title="PE",
-            **labels,
-        )
+        fig = block_means_heatmap(data, (n_rows, width), colorbar_title="PE", **labels)
     else:
         data = source.table
         fig = heatmap(data, colorbar_title="PE", **labels)

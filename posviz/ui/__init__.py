@@ -18,6 +18,7 @@ from .present import controls, presenting
 
 __all__ = [
     "LANGUAGES",
+    "block_means_heatmap",
     "cache",
     "controls",
     "current_language",
@@ -122,6 +123,16 @@ def heatmap(matrix, **kwargs) -> go.Figure:
     """``figures.heatmap`` with the downsampling note in the current language; the heatmap of a cached (read-only)
     matrix is built once (``cache.figure``), its block means too."""
     return cache.figure(_heatmap, matrix, downsampled_note=t("figure.downsampled"), **kwargs)
+
+
+def _unbuilt_heatmap(means, shape: tuple[int, int], **kwargs) -> go.Figure:
+    return figures.heatmap(np.broadcast_to(np.nan, shape), reduced=means, **kwargs)
+
+
+def block_means_heatmap(means, shape: tuple[int, int], **kwargs) -> go.Figure:
+    """``heatmap`` of a ``shape`` table that is never built, drawn from its block means ``means`` (over the blocks
+    of ``figures.block_mean``, e.g. computed in closed form), built once for cached means."""
+    return cache.figure(_unbuilt_heatmap, means, tuple(shape), downsampled_note=t("figure.downsampled"), **kwargs)
 
 
 def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None = None) -> go.Figure:
