@@ -306,7 +306,7 @@ def precision_tab() -> None:
             horizontal=True,
             help=t("sinusoidal.ctl.dtype.help"),
         )
-    results = {dt: cache.call(precision.pair_errors, span, d, base=base, dtype=dt) for dt in precision.DTYPES}
+    results = cache.call(precision.pair_errors_by_dtype, span, d, base=base)
     sampled, errors, _ = results[dtype]
     step = (span - 1) / max(len(sampled) - 1, 1) if len(sampled) < span else 1.0
     show(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._parallel import on_every_core
 from .analysis import evenly_spaced
 from .encodings import _checks
 from .encodings.sinusoidal import sinusoidal_frequencies
@@ -52,16 +53,45 @@ def pair_errors(
     Evaluated at at most ``max_positions`` evenly spaced positions. Returns ``(positions, error, max_error)``
     where max_error[p] = max_k error[p, k]. An error near 1 means the entry is as good as random.
     """
-    n, d = _checks.table_size(n_positions, d_model)
     _checks.choice("dtype", dtype, DTYPES)
+    return pair_errors_by_dtype(n_positions, d_model, base=base, dtypes=(dtype,), max_positions=max_positions)[dtype]
+
+
+#: Positions whose errors one worker of :func:`pair_errors_by_dtype` computes at a time.
+_CHUNK_POSITIONS = 256
+
+
+def pair_errors_by_dtype(
+    n_positions: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    dtypes: tuple[str, ...] = DTYPES,
+    max_positions: int = PRECISION_POSITIONS,
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """:func:`pair_errors` of each of ``dtypes``, ``{dtype: (positions, error, max_error)}``: the float64 sines and
+    cosines are computed once for all formats, a chunk of positions at a time on every core (small temporaries
+    instead of a dozen matrices of the full size)."""
+    n, d = _checks.table_size(n_positions, d_model)
+    for dtype in dtypes:
+        _checks.choice("dtype", dtype, DTYPES)
     positions = evenly_spaced(n, max_positions)
     omega = sinusoidal_frequencies(d, base=base)
-    exact = positions.astype(np.float64)[:, None] * omega[None, :]
-    sin, cos = _sin_cos_in(dtype, positions, omega)
-    cos_error = np.abs(cos - np.cos(exact))
-    cos_error[:, d // 2 :] = 0.0  # the unpaired sin column of an odd d has no cos partner
-    error = np.maximum(np.abs(sin - np.sin(exact)), cos_error)
-    return positions, error, error.max(axis=1)
+    errors = {dtype: np.empty((positions.size, omega.size)) for dtype in dtypes}
+
+    def chunk(start: int) -> None:
+        rows = slice(start, start + _CHUNK_POSITIONS)
+        angles = positions[rows].astype(np.float64)[:, None] * omega[None, :]
+        exact_sin, exact_cos = np.sin(angles), np.cos(angles)
+        for dtype in dtypes:
+            sin, cos = _sin_cos_in(dtype, positions[rows], omega)
+            cos_error = np.abs(np.subtract(cos, exact_cos, out=cos), out=cos)
+            cos_error[:, d // 2 :] = 0.0  # the unpaired sin column of an odd d has no cos partner
+            sin_error = np.abs(np.subtract(sin, exact_sin, out=sin), out=sin)
+            np.maximum(sin_error, cos_error, out=errors[dtype][rows])
+
+    on_every_core(chunk, range(0, positions.size, _CHUNK_POSITIONS))
+    return {dtype: (positions, error, error.max(axis=1)) for dtype, error in errors.items()}
 
 
 def first_merged_position(dtype: str) -> int:

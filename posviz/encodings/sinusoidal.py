@@ -224,13 +224,17 @@ def sampled_shift_residual(
     k = _shift_checks(n, d, k, layout)
     from ..analysis import evenly_spaced
 
-    positions = evenly_spaced(n - k, max_positions)
-    worst = 0.0
-    for chunk in np.array_split(positions, -(-positions.size // 1024)):  # bounded memory, not a per-row loop
-        now = sinusoidal_rows(chunk, d, base=base, layout=layout)
-        later = sinusoidal_rows(chunk + k, d, base=base, layout=layout)
-        worst = max(worst, _shift_miss(now, later, k, base, layout))
-    return worst, positions.size
+    positions = evenly_spaced(n - k, max_positions).astype(np.float64)
+    omega = sinusoidal_frequencies(d, base=base)
+
+    def miss(start: int) -> float:  # chunks of rows on every core: bounded memory, not a per-row loop
+        chunk = positions[start : start + 256]
+        now, later = np.empty((chunk.size, d)), np.empty((chunk.size, d))
+        _fill_rows(now, chunk, omega, layout)
+        _fill_rows(later, chunk + k, omega, layout)
+        return _shift_miss(now, later, k, base, layout)
+
+    return max(on_every_core(miss, range(0, positions.size, 256))), positions.size
 
 
 def diagonal_spread(matrix) -> np.ndarray:
@@ -305,13 +309,29 @@ def sinusoidal_offset_profile(
     layout: str = "interleaved",
     max_positions: int = 4096,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`strided_offset_profile` of ``sinusoidal(n, d, base=base, layout=layout)``, computed from the strided
-    rows alone (the same numbers, without building the table)."""
+    """:func:`strided_offset_profile` of ``sinusoidal(n, d, base=base, layout=layout)`` without building the table.
+
+    For an even d it is closed form: every pair of positions k apart has PE(i) . PE(i + k) = sum_j (sin(i w_j)
+    sin((i + k) w_j) + cos(i w_j) cos((i + k) w_j)) = sum_j cos(k w_j), whatever i, and every row has norm^2
+    d / 2, so mean_dot[k] = sum_j cos(k w_j) and mean_cosine[k] = mean_dot[k] / (d / 2). An odd d (its unpaired
+    last sin column depends on i) takes the FFT profile of the strided rows."""
     from ..analysis import offset_profile
 
-    stride, rows = _strided_rows(n_positions, d_model, max_positions, base, layout)
-    profile = offset_profile(rows)
-    return profile.offsets * stride, profile.mean_dot, profile.mean_cosine
+    n, d = _checks.table_size(n_positions, d_model)
+    _checks.choice("layout", layout, LAYOUTS)
+    if d % 2:
+        stride, rows = _strided_rows(n, d, max_positions, base, layout)
+        profile = offset_profile(rows)
+        return profile.offsets * stride, profile.mean_dot, profile.mean_cosine
+    stride = _stride(n, max_positions)
+    offsets = np.arange(0, n, stride)
+    omega = sinusoidal_frequencies(d, base=base)
+
+    def dots(start: int) -> np.ndarray:
+        return np.cos(offsets[start : start + 256, None].astype(np.float64) * omega[None, :]).sum(axis=1)
+
+    mean_dot = np.concatenate(on_every_core(dots, range(0, offsets.size, 256)))
+    return offsets, mean_dot, np.clip(mean_dot / (d // 2), -1.0, 1.0)
 
 
 def sinusoidal_lag_spread(

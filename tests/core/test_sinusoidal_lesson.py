@@ -343,8 +343,12 @@ def test_block_edges_follow_block_mean():
 @pytest.mark.parametrize(("n", "d", "layout"), [(3000, 8, "interleaved"), (9000, 6, "halves"), (50, 7, "halves")])
 def test_sampled_views_equal_the_views_of_the_built_table(n, d, layout):
     table = posviz.sinusoidal(n, d, layout=layout)
+    offsets, dot, cosine = sin.sinusoidal_offset_profile(n, d, layout=layout)  # closed form for an even d
+    want_offsets, want_dot, want_cosine = sin.strided_offset_profile(table)
+    np.testing.assert_array_equal(offsets, want_offsets)
+    np.testing.assert_allclose(dot, want_dot, rtol=0, atol=1e-12 * d)
+    np.testing.assert_allclose(cosine, want_cosine, rtol=0, atol=1e-12)
     for got, want in (
-        (sin.sinusoidal_offset_profile(n, d, layout=layout), sin.strided_offset_profile(table)),
         (sin.sinusoidal_lag_spread(n, d, layout=layout), sin.lag_spread(table)),
         (sin.sinusoidal_projection(n, d, "pca", 2048, layout=layout), sin.project_positions(table, "pca", 2048)),
     ):
