@@ -35,11 +35,16 @@ PROBE_POSITIONS = 1024
 
 class Source:
     """The chosen table and a cached way to analyse it: by registry parameters, or by content hash. A registry
-    table is built on first use only (a tab that does not read it never pays for up to 1 GiB)."""
+    table is built on first use only (a tab that does not read it never pays for up to 1 GiB), and a random one
+    is analysed as a ``learned.RandomTable``, which draws only the rows or columns an analysis reads."""
 
     def __init__(self, code: str, params: tuple | None, table=None):
         self.code, self.params, self._table = code, params, table
         self.digest = None if params is not None else analysis.table_digest(table)
+        self.drawn = None
+        if code == "random":
+            kw = dict(params)
+            self.drawn = learned.RandomTable(kw["n_positions"], kw["d_model"], std=kw["std"], seed=kw["seed"])
 
     @property
     def table(self):
@@ -53,11 +58,15 @@ class Source:
         return params["n_positions"], params["d_model"]
 
     def __call__(self, func, *args, **kwargs):
+        if self.drawn is not None:
+            return cache.call(func, self.drawn, *args, **kwargs)
         if self.params is not None:
             return cache.analyse(func, FAMILY.key, self.params, *args, **kwargs)
         return cache.on_table(func, self.digest, self.table, *args, **kwargs)
 
     def similarity(self):
+        if self.drawn is not None:
+            return self(analysis.sampled_similarity, SIMILARITY_POSITIONS)
         if self.params is not None:
             return cache.similarity(FAMILY.key, self.params, SIMILARITY_POSITIONS)
         return self(analysis.sampled_similarity, SIMILARITY_POSITIONS)
@@ -129,13 +138,20 @@ def table_tab() -> None:
     st.subheader(t("learned.section.table"))
     labels = {"title": t("learned.table"), "x_title": t("axis.dimension"), "y_title": t("axis.position")}
     closed_form = kind == "sinusoidal" and n_rows * width > MAX_CSV_CELLS
-    if closed_form:  # sin_init(n, d) is sinusoidal(n, d): its block means in closed form, the table is not built
+    grid = kind == "random" and max(n_rows, width) > figures.MAX_SIDE
+    notice = t(f"learned.table.notice.{kind}")
+    if closed_form:  # sin_init(n, d) is sinusoidal(n, d): its block means in closed form, the table never held
         data = cache.call(sin.sinusoidal_block_means, n_rows, width, max_side=figures.MAX_SIDE)
         fig = block_means_heatmap(data, (n_rows, width), colorbar_title="PE", **labels)
+    elif grid:  # real entries of a large random table on a grid of rows and columns, only those rows drawn
+        positions, dims, data = source(learned.RandomTable.grid, figures.MAX_SIDE)
+        spacing = {"dy": (n_rows - 1) / max(positions.size - 1, 1), "dx": (width - 1) / max(dims.size - 1, 1)}
+        fig = heatmap(data, colorbar_title="PE", **labels, **spacing)
+        notice += " " + t("learned.table.grid", rows=positions.size, n=n_rows, cols=dims.size, d=width)
     else:
         data = source.table
         fig = heatmap(data, colorbar_title="PE", **labels)
-    show(fig, notice=t(f"learned.table.notice.{kind}"), key="table", data=data, name="learned_table")
+    show(fig, notice=notice, key="table", data=data, name="learned_table")
     if closed_form:
         positions, sim = cache.call(sin.sinusoidal_similarity, n_rows, width, SIMILARITY_POSITIONS)
     else:

@@ -228,6 +228,22 @@ def position_probe(table, *, folds: int = 5, alpha: float = 1e-3, seed: int = 0)
 
 #: Smallest FFT length of :func:`position_spectrum`: short tables are zero-padded to it for a finer frequency grid.
 MIN_FFT = 4_096
+#: Most cells (analysed columns x FFT length) one :func:`position_spectrum` transforms: 512 columns up to
+#: n = 16,384, 256 at n = 32,768.
+SPECTRUM_CELLS = 1 << 23
+
+
+def spectrum_dims(n_positions: int, d_model: int, max_dims: int = 512) -> np.ndarray:
+    """The columns :func:`position_spectrum` analyses in an (n, d) table: at most ``max_dims`` evenly spaced
+    ones, and at most ``SPECTRUM_CELLS / n_fft`` (at least 1), so the largest tables cost no more than 8 M cells."""
+    n = _checks.positive_int("n_positions", n_positions)
+    budget = max(1, SPECTRUM_CELLS // fft_length(n))
+    return evenly_spaced(d_model, min(_checks.positive_int("max_dims", max_dims), budget))
+
+
+def fft_length(n_positions: int) -> int:
+    """The zero-padded length of a column of n positions in :func:`position_spectrum`: max(MIN_FFT, 2^ceil(log2 n))."""
+    return max(MIN_FFT, 1 << max(n_positions - 1, 1).bit_length())
 
 
 @dataclass(frozen=True)
@@ -253,13 +269,19 @@ def position_spectrum(table, *, max_dims: int = 512) -> PositionSpectrum:
     sinusoid compare). Columns are zero-padded to n_fft = max(MIN_FFT, 2^ceil(log2 n)), which interpolates the
     spectrum on a finer grid; the resolution stays about 2 pi / n, so a column with less than one period in n
     positions shows as its slowest resolvable frequency. For a sinusoidal table column 2k (and 2k + 1) peaks at
-    omega_k = base^(-2k / d) (Vaswani et al., 2017) whenever omega_k > 2 pi / n. At most ``max_dims`` evenly
-    spaced columns are analysed.
+    omega_k = base^(-2k / d) (Vaswani et al., 2017) whenever omega_k > 2 pi / n. The evenly spaced columns of
+    :func:`spectrum_dims` are analysed (at most ``max_dims``, fewer past n = 16,384); a table drawn on demand
+    (``learned.RandomTable``) draws only those.
     """
+    if _checks.drawn_on_demand(table):  # the analysed columns of every row, the table never held whole
+        n, d = table.shape
+        dims = spectrum_dims(n, d, max_dims)
+        chosen = table.columns(dims)
+        return spectrum_of_columns(lambda start, stop: chosen[:, start:stop], n, dims)
     array = np.asarray(table)
     if array.ndim != 2 or 0 in array.shape:
         _checks.finite_table(array)
-    dims = evenly_spaced(array.shape[1], max_dims)
+    dims = spectrum_dims(*array.shape, max_dims)
 
     def columns(start: int, stop: int) -> np.ndarray:
         try:
@@ -274,20 +296,27 @@ def position_spectrum(table, *, max_dims: int = 512) -> PositionSpectrum:
 def spectrum_of_columns(columns, n: int, dims: np.ndarray) -> PositionSpectrum:
     """:func:`position_spectrum` of the columns ``dims`` of an n-row table, given as ``columns(start, stop)``: the
     (n, stop - start) array of the analysed columns start .. stop - 1, asked for a chunk at a time so that only
-    a chunk is ever held (a table's columns, or columns computed on demand)."""
-    size = max(MIN_FFT, 1 << max(n - 1, 1).bit_length())
+    a few chunks are ever held (a table's columns, or columns computed on demand). The chunks are transformed on
+    every core, so ``columns`` must be safe to call from several threads."""
+    size = fft_length(n)
     chunk = max(1, (1 << 21) // size)
-    power = np.empty((size // 2 + 1, dims.size))
-    for start in range(0, dims.size, chunk):  # column chunks bound the memory, not a per-dim loop
-        cols = columns(start, min(start + chunk, dims.size))
+    power = np.empty((dims.size, size // 2 + 1))  # a row per analysed dimension
+    frequencies = 2.0 * np.pi * np.arange(power.shape[1]) / size
+    dominant = np.empty(dims.size)
+
+    def transform(start: int) -> None:  # column chunks bound the memory, not a per-dim loop
+        stop = min(start + chunk, dims.size)
+        cols = columns(start, stop)
         centred = np.subtract(cols.T, cols.mean(axis=0)[:, None], out=np.empty(cols.shape[::-1]))
         spectrum = np.fft.rfft(centred, n=size, axis=1)  # along contiguous rows: ten times faster than columns
-        np.add(spectrum.real**2, spectrum.imag**2, out=power[:, start : start + chunk].T)
-    total = power.sum(axis=0)
-    power /= np.where(total > 0, total, 1.0)
-    frequencies = 2.0 * np.pi * np.arange(power.shape[0]) / size
-    dominant = np.where(total > 0, frequencies[np.argmax(power, axis=0)], 0.0)
-    return PositionSpectrum(frequencies, power.mean(axis=1), dims, dominant, 2.0 * np.pi / n)
+        rows = np.multiply(spectrum.real, spectrum.real, out=power[start:stop])
+        rows += spectrum.imag**2
+        total = rows.sum(axis=1, keepdims=True)
+        rows /= np.where(total > 0, total, 1.0)
+        dominant[start:stop] = np.where(total[:, 0] > 0, frequencies[np.argmax(rows, axis=1)], 0.0)
+
+    on_every_core(transform, range(0, dims.size, chunk))
+    return PositionSpectrum(frequencies, power.mean(axis=0), dims, dominant, 2.0 * np.pi / n)
 
 
 def sampled_similarity(table, limit: int = 1024) -> tuple[np.ndarray, np.ndarray]:
@@ -296,12 +325,12 @@ def sampled_similarity(table, limit: int = 1024) -> tuple[np.ndarray, np.ndarray
     return positions, cosine_similarity_matrix(rows)
 
 
-#: Above this many entries :func:`sampled_projection` finds the two principal components by randomized SVD.
-EXACT_PCA_ELEMENTS = 1 << 20
-
-
 def _sampled_rows(table, limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """At most ``limit`` evenly spaced positions and their rows, validated (only the rows that are used)."""
+    """At most ``limit`` evenly spaced positions and their rows, validated (only the rows that are used; a table
+    drawn on demand draws only those)."""
+    if _checks.drawn_on_demand(table):
+        positions = evenly_spaced(table.shape[0], limit)
+        return positions, table.rows(positions)
     array = np.asarray(table)
     if array.ndim != 2:
         _checks.finite_table(array)
@@ -311,22 +340,10 @@ def _sampled_rows(table, limit: int) -> tuple[np.ndarray, np.ndarray]:
 
 def sampled_projection(table, limit: int = 2048, method: str = "pca", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """:func:`project` of at most ``limit`` evenly spaced positions (all of them if few enough).
-    Returns ``(positions, coords)``.
-
-    For a large sample (more than ``EXACT_PCA_ELEMENTS`` entries) PCA takes the top two singular vectors from
-    randomized SVD (Halko, Martinsson & Tropp, 2011; scikit-learn's ``randomized_svd``, 7 power iterations,
-    reproducible from ``seed``) instead of a full SVD, with the same sign convention as :func:`project`.
-    """
+    Returns ``(positions, coords)``."""
     _checks.choice("method", method, PROJECTIONS)
     positions, rows = _sampled_rows(table, limit)
-    if method != "pca" or rows.size <= EXACT_PCA_ELEMENTS:
-        return positions, project(rows, method=method, seed=seed)
-    from sklearn.utils.extmath import randomized_svd
-
-    u, s, vt = randomized_svd(rows - rows.mean(axis=0), 2, n_iter=7, random_state=int(seed))
-    signs = np.sign(vt[np.arange(2), np.argmax(np.abs(vt), axis=1)])
-    signs[signs == 0] = 1.0
-    return positions, u * s * signs
+    return positions, project(rows, method=method, seed=seed)
 
 
 def sampled_position_probe(table, limit: int = 1024, *, folds: int = 5, alpha: float = 1e-3, seed: int = 0) -> float:

@@ -55,6 +55,12 @@ def choice(name: str, value, options: tuple[str, ...]) -> str:
     return value
 
 
+def drawn_on_demand(table) -> bool:
+    """Whether ``table`` computes its rows when asked instead of holding them: it has ``shape``, ``rows(positions)``
+    and ``columns(dims)`` (``learned.RandomTable``), is finite by construction and is never converted whole."""
+    return not isinstance(table, np.ndarray) and all(hasattr(table, a) for a in ("shape", "rows", "columns"))
+
+
 def finite_table(table, *, name: str = "table", min_rows: int = 1) -> np.ndarray:
     """Return ``table`` as a 2-D float64 array (positions, dims) with finite values, else raise ValueError."""
     try:

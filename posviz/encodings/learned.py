@@ -8,6 +8,8 @@ training move it. Neither can represent a position past the table's last row.
 from __future__ import annotations
 
 import json
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -16,33 +18,141 @@ from .._parallel import on_every_core
 from . import _checks
 from .sinusoidal import sinusoidal, sinusoidal_frequencies
 
-#: Rows drawn from one random stream of :func:`learned_init`.
-INIT_BLOCK_ROWS = 1024
+#: Rows drawn from one seeded generator of :class:`RandomTable`: a row is reached by drawing at most this many.
+INIT_BLOCK_ROWS = 4
+#: Rows a worker of :class:`RandomTable` draws at a time (a whole number of blocks).
+_CHUNK_ROWS = 64 * INIT_BLOCK_ROWS
+_WORKER = threading.local()
+
+
+def _scratch(rows: int, d: int):
+    """A float32 torch matrix of ``rows`` x ``d`` reused by the calling thread: memory touched once, not per chunk."""
+    import torch
+
+    held = getattr(_WORKER, "scratch", None)
+    if held is None or held.numel() < rows * d:
+        held = _WORKER.scratch = torch.empty(max(rows * d, _CHUNK_ROWS * d), dtype=torch.float32)
+    return held[: rows * d].view(rows, d)
+
+
+@dataclass(frozen=True)
+class RandomTable:
+    """The BERT-style initial table ``learned_init(n_positions, d_model, std=std, seed=seed)`` without holding it.
+
+    Every entry is drawn independently from N(0, std^2) (Devlin et al., 2019, whose ``initializer_range`` is
+    0.02) in float32, the way ``torch.nn.init.normal_(weight, std=std)`` initialises a float32 parameter. Rows
+    come in blocks of ``INIT_BLOCK_ROWS``: block b is ``torch.empty(INIT_BLOCK_ROWS, d).normal_(0, std)`` drawn by
+    a generator seeded with ``(key + b) mod 2^32``, where key is the first 32-bit word of
+    ``numpy.random.SeedSequence(seed)`` (so the blocks of a table are distinct streams). Any row is drawn by
+    drawing its block alone; the columns or the whole table are drawn a chunk of rows at a time on every
+    core, and the values never depend on how many threads drew them or on how many rows the table has. A frozen
+    value: equal tables compare and hash equal, which makes it a cache key.
+    """
+
+    n_positions: int
+    d_model: int
+    std: float = 0.02
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        n, d = _checks.table_size(self.n_positions, self.d_model)
+        std = _checks.positive_float("std", self.std)
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ValueError(f"seed must be a non-negative whole number, got {seed!r}")
+        for name, value in (("n_positions", n), ("d_model", d), ("std", std), ("seed", int(seed))):
+            object.__setattr__(self, name, value)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.n_positions, self.d_model
+
+    def block_seed(self, block: int) -> int:
+        """The seed of the generator that draws rows ``INIT_BLOCK_ROWS * block`` onwards."""
+        key = int(np.random.SeedSequence(self.seed).generate_state(1, np.uint32)[0])
+        return (key + block) % (1 << 32)
+
+    def _draw(self, start: int, stop: int):
+        """Rows ``start`` .. ``stop - 1`` as a float32 torch matrix (the thread's scratch, valid until its next
+        draw); ``start`` is the first row of a block. Whole blocks are drawn even past ``stop``: torch draws a
+        shorter tensor differently, not as the first rows of the longer one."""
+        import torch
+
+        blocks = -(-(stop - start) // INIT_BLOCK_ROWS)
+        rows = _scratch(blocks * INIT_BLOCK_ROWS, self.d_model)
+        first_seed = self.block_seed(start // INIT_BLOCK_ROWS)
+        for i in range(blocks):
+            generator = torch.Generator().manual_seed((first_seed + i) % (1 << 32))
+            rows[i * INIT_BLOCK_ROWS : (i + 1) * INIT_BLOCK_ROWS].normal_(0.0, self.std, generator=generator)
+        return rows[: stop - start]
+
+    def _chunks(self, func) -> list:
+        """``func(start, stop)`` over row chunks of ``_CHUNK_ROWS`` on every core, results in row order."""
+        n = self.n_positions
+        return on_every_core(lambda start: func(start, min(start + _CHUNK_ROWS, n)), range(0, n, _CHUNK_ROWS))
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        table = np.empty(self.shape)
+
+        def fill(start: int, stop: int) -> None:
+            table[start:stop] = self._draw(start, stop).numpy()
+
+        self._chunks(fill)
+        return table if dtype is None else table.astype(dtype, copy=False)
+
+    def rows(self, positions) -> np.ndarray:
+        """The rows at integer ``positions`` (any order, repeats allowed), shape (len(positions), d_model): only the
+        blocks that hold them are drawn. Raises IndexError for a position outside 0 .. n_positions - 1."""
+        pos = np.asarray(positions, dtype=np.int64).reshape(-1)
+        if pos.size and (pos.min() < 0 or pos.max() >= self.n_positions):
+            raise IndexError(f"rows must lie in 0 .. {self.n_positions - 1}; got {pos.min()} .. {pos.max()}")
+        out = np.empty((pos.size, self.d_model))
+        blocks = pos // INIT_BLOCK_ROWS
+        order = np.argsort(blocks, kind="stable")
+        starts = np.flatnonzero(np.r_[True, np.diff(blocks[order]) != 0])  # one group per block, in order
+        groups = np.split(order, starts[1:])
+
+        def fill(group_range: range) -> None:
+            for g in group_range:
+                first = int(blocks[groups[g][0]]) * INIT_BLOCK_ROWS
+                drawn = self._draw(first, min(first + INIT_BLOCK_ROWS, self.n_positions)).numpy()
+                out[groups[g]] = drawn[pos[groups[g]] - first]
+
+        per_worker = 64
+        on_every_core(fill, [range(g, min(g + per_worker, len(groups))) for g in range(0, len(groups), per_worker)])
+        return out
+
+    def columns(self, dims) -> np.ndarray:
+        """The columns ``dims`` of every row, shape (n_positions, len(dims)), drawn a chunk of rows at a time on
+        every core: the whole table is never held."""
+        dims = np.asarray(dims, dtype=np.int64).reshape(-1)
+        out = np.empty((self.n_positions, dims.size))
+
+        def fill(start: int, stop: int) -> None:
+            out[start:stop] = self._draw(start, stop).numpy()[:, dims]
+
+        self._chunks(fill)
+        return out
+
+    def grid(self, limit: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """At most ``limit`` evenly spaced positions and as many evenly spaced dimensions, and the table's entries
+        where they cross: ``(positions, dims, values)``, values of shape (len(positions), len(dims)). What a
+        heatmap of a large random table shows: real entries, where block means of independent noise would
+        shrink towards zero (a mean of k entries has standard deviation std / sqrt(k))."""
+        from ..analysis import evenly_spaced
+
+        positions, dims = evenly_spaced(self.n_positions, limit), evenly_spaced(self.d_model, limit)
+        return positions, dims, self.rows(positions)[:, dims]
 
 
 def learned_init(n_positions: int, d_model: int, *, std: float = 0.02, seed: int = 0) -> np.ndarray:
     """The BERT-style initial table: every entry drawn independently from N(0, std^2).
 
-    Source: Devlin et al. (2019), BERT, whose ``initializer_range`` is 0.02. Reproducible from ``seed``: rows
-    ``INIT_BLOCK_ROWS * b`` onwards come from numpy's PCG64 generator seeded with the b-th child of
-    ``SeedSequence(seed)``, so the blocks are drawn in parallel (a 32,768 x 4,096 table is 134 M draws) and the
-    values never depend on how many threads drew them. Shape (n_positions, d_model), float64.
+    Source: Devlin et al. (2019), BERT, whose ``initializer_range`` is 0.02. Reproducible from ``seed``; the rows
+    are :class:`RandomTable`'s (blocks of ``INIT_BLOCK_ROWS`` rows from independent seeded streams, drawn in
+    parallel). Shape (n_positions, d_model), float64.
     """
-    n, d = _checks.table_size(n_positions, d_model)
-    std = _checks.positive_float("std", std)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative whole number, got {seed!r}")
-    table = np.empty((n, d))
-    starts = range(0, n, INIT_BLOCK_ROWS)
-    streams = np.random.SeedSequence(int(seed)).spawn(len(starts))
-
-    def draw(block: int) -> None:
-        rows = table[starts[block] : starts[block] + INIT_BLOCK_ROWS]
-        np.random.default_rng(streams[block]).standard_normal(out=rows)
-        rows *= std
-
-    on_every_core(draw, range(len(starts)))
-    return table
+    return np.asarray(RandomTable(n_positions, d_model, std=std, seed=seed))
 
 
 def sin_init(n_positions: int, d_model: int, *, base: float = 10000.0, scale: float = 1.0) -> np.ndarray:
@@ -133,15 +243,21 @@ def rows_at(table, coordinates, method: str = "interpolate") -> np.ndarray:
     position tables (``torch.nn.functional.interpolate``). Coordinates are clipped to [0, n - 1].
     """
     _checks.choice("method", method, EXTENSIONS)
-    table = _checks.finite_table(table)
+    if _checks.drawn_on_demand(table):  # draw only the rows the coordinates fall between
+        rows_of = table.rows
+    else:
+        table = _checks.finite_table(table)
+        rows_of = table.__getitem__
     n = table.shape[0]
     coords = np.clip(np.asarray(coordinates, dtype=np.float64), 0.0, n - 1)
     if method == "clip":
-        return table[np.rint(coords).astype(np.int64)]
+        return rows_of(np.rint(coords).astype(np.int64))
     lower = np.minimum(np.floor(coords).astype(np.int64), max(n - 2, 0))
     upper = np.minimum(lower + 1, n - 1)
     frac = (coords - lower)[:, None]
-    return (1.0 - frac) * table[lower] + frac * table[upper]
+    needed, which = np.unique(np.concatenate([lower, upper]), return_inverse=True)  # each row fetched once
+    rows = rows_of(needed)
+    return (1.0 - frac) * rows[which[: lower.size]] + frac * rows[which[lower.size :]]
 
 
 def interpolate_table(table, n_positions: int) -> np.ndarray:
@@ -167,7 +283,8 @@ def extended_rows(table, n_positions: int, method: str, limit: int) -> tuple[np.
     (see :func:`truncate_table`, :func:`interpolate_table`), and their rows, computed without building the whole
     extended table. Returns ``(positions, rows)``."""
     _checks.choice("method", method, EXTENSIONS)
-    table = _checks.finite_table(table)
+    if not _checks.drawn_on_demand(table):
+        table = _checks.finite_table(table)
     target = _checks.positive_int("n_positions", n_positions)
     limit = _checks.positive_int("limit", limit)
     positions = np.arange(target) if target <= limit else np.unique(np.rint(np.linspace(0, target - 1, limit)))
@@ -199,11 +316,11 @@ def sinusoidal_column_frequencies(d_model: int, *, base: float = 10000.0) -> np.
 def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
     """``analysis.position_spectrum(sin_init(n_positions, d_model), max_dims=max_dims)`` built from the analysed
     columns only, a chunk at a time: column 2k is sin(p omega_k) and 2k + 1 is cos(p omega_k), so the reference
-    spectrum of a 32,768 x 4,096 table costs 512 columns, not the whole table."""
-    from ..analysis import evenly_spaced, spectrum_of_columns
+    spectrum of a 32,768 x 4,096 table costs its 256 analysed columns, not the whole table."""
+    from ..analysis import spectrum_dims, spectrum_of_columns
 
     n, d = _checks.table_size(n_positions, d_model)
-    dims = evenly_spaced(d, max_dims)
+    dims = spectrum_dims(n, d, max_dims)
     omega, even = sinusoidal_column_frequencies(d)[dims], dims % 2 == 0
 
     def columns(start: int, stop: int) -> np.ndarray:

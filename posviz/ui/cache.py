@@ -9,6 +9,7 @@ cannot change a cached array by accident.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import threading
 import weakref
@@ -107,7 +108,8 @@ STORE = _BudgetCache(BUDGET_BYTES)
 
 
 def _resolve(module: str, name: str):
-    return getattr(importlib.import_module(module), name)
+    """The function ``name`` (a qualified name, so a method like ``RandomTable.rows`` too) of ``module``."""
+    return functools.reduce(getattr, name.split("."), importlib.import_module(module))
 
 
 def family_matrix(key: str, params: tuple[tuple[str, object], ...]) -> np.ndarray:
@@ -184,7 +186,8 @@ def lab_done(config):
 
 
 def call(func, *args, **kwargs):
-    """A cached call of a core function by name-able arguments (scalars and tuples only)."""
+    """A cached call of a core function (or method, called on its object) by hashable arguments: scalars, tuples
+    and frozen values such as ``learned.RandomTable``, compared by value."""
     kw = tuple(sorted(kwargs.items()))
     target = (func.__module__, func.__qualname__)
     return STORE.get(("call", target, args, kw), lambda: _resolve(*target)(*args, **dict(kw)))

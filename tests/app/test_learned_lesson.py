@@ -205,6 +205,20 @@ def test_url_round_trip_sinusoidal_tsne():
     assert at.query_params["tab"] == "projection"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_long_random_table_shows_real_entries_on_a_grid(lang):
+    """Past 1,024 rows the random table's heatmap shows 1,024 evenly spaced rows (real entries, placed at their
+    positions), not block means that would shrink the noise, and says so."""
+    at = open_page("learned", query={"n": "3000", "d": "16", "seed": "4"}, lang=lang)
+    assert_clean(at)
+    fig = figure_list(at)[0]
+    positions = analysis.evenly_spaced(3000, 1024)
+    assert_matrix(heatmap_z(fig), posviz.learned_init(3000, 16, seed=4)[positions], what="grid")
+    assert fig["data"][0]["dy"] == pytest.approx(2999 / 1023)
+    captions = [c.value for c in at.caption]
+    assert any(tr(lang, "learned.table.grid", rows=1024, n=3000, cols=16, d=16) in c for c in captions)
+
+
 def test_nonsense_in_the_url_falls_back():
     _, view = visit({"init": "session:nope", "proj": "umap", "stretch": "5", "tab": "nope"})
     assert_view_clean(view)
@@ -280,22 +294,26 @@ def test_a_one_element_change_in_a_session_table_is_never_stale():
     assert not np.allclose(before[123], after[123])
 
 
-def test_a_tab_that_does_not_read_the_table_does_not_build_it():
+def test_a_random_table_is_built_whole_only_when_its_heatmap_shows_every_entry():
+    """Every tab of a random table longer than a heatmap's side draws only the rows or columns it reads; a table
+    that fits is built once, for its exact heatmap."""
     from posviz.ui import cache
 
-    def built() -> bool:
+    def built(n: int) -> bool:
         return any(
-            key[:2] == ("family", "learned") and dict(key[2])["n_positions"] == 3001
-            for key in list(cache.STORE._entries)
+            key[:2] == ("family", "learned") and dict(key[2])["n_positions"] == n for key in list(cache.STORE._entries)
         )
 
-    at = open_page("learned", query={"n": "3001", "d": "33", "tab": "probe"})
+    view = visit_tabs(open_page("learned", query={"n": "3001", "d": "33"}), "learned", TABS)
+    assert_view_clean(view)
+    assert len(view.figures) == 8 and not built(3001), "a tab built the whole 3001 x 33 table"
+    at = open_page("learned", query={"n": "301", "d": "33", "tab": "probe"})
     assert_clean(at)
     assert [title(f) for f in figure_list(at)] == [tr("en", "learned.probe.title", n=64, d=64)]
-    assert not built(), "the probe tab built the 3001 x 33 table it does not show"
-    view = visit_tabs(open_page("learned", query={"n": "3001", "d": "33"}), "learned", ["table"])
+    assert not built(301), "the probe tab built the 301 x 33 table it does not show"
+    view = visit_tabs(open_page("learned", query={"n": "301", "d": "33"}), "learned", ["table"])
     assert_view_clean(view)
-    assert built()
+    assert built(301)
 
 
 def test_a_large_sin_init_table_is_summarised_in_closed_form_without_building_it():

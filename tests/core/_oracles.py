@@ -37,6 +37,18 @@ transformers.logging.set_verbosity_error()
 # ----------------------------------------------------------------------------------------------------------
 
 
+def bert_init_blocks(n_positions: int, d_model: int, *, std: float, seed: int, block_rows: int) -> np.ndarray:
+    """A BERT-style random table as ``torch.nn.init.normal_`` fills float32 parameters: blocks of ``block_rows``
+    rows, block b from a generator seeded (key + b) mod 2^32, key the first 32-bit word of SeedSequence(seed)."""
+    key = int(np.random.SeedSequence(seed).generate_state(1, np.uint32)[0])
+    blocks = []
+    for b, first in enumerate(range(0, n_positions, block_rows)):
+        weight = torch.empty(block_rows, d_model, dtype=torch.float32)
+        torch.nn.init.normal_(weight, std=std, generator=torch.Generator().manual_seed((key + b) % (1 << 32)))
+        blocks.append(weight.numpy()[: n_positions - first].astype(np.float64))
+    return np.vstack(blocks)
+
+
 def distilbert_sinusoidal(n_positions: int, d_model: int) -> np.ndarray:
     """DistilBERT's (= XLM's) interleaved table: float64 maths, stored as float32."""
     out = torch.empty(n_positions, d_model, dtype=torch.float32)

@@ -15,6 +15,8 @@ import posviz
 from posviz import analysis
 from posviz.encodings import learned
 
+from ._oracles import bert_init_blocks
+
 # ------------------------------------------------------------------------------------------------ spectrum
 
 
@@ -238,16 +240,18 @@ def test_bad_extension_inputs_raise_readable_errors():
         learned.interpolate_table(np.ones((3, 2)), 0)
 
 
-def test_large_sample_pca_by_randomized_svd_matches_the_exact_projection(monkeypatch):
-    """A table of two clear directions (a ramp and a slow wave) plus faint noise: randomized SVD finds the same two
-    components as the full SVD of :func:`posviz.project`, signs included."""
+def test_a_large_sample_is_projected_exactly():
+    """1,024 rows of 1,100 dimensions (past 2^20 entries, the Gram-matrix route of :func:`posviz.project`): the
+    sampled projection equals the top two principal components of numpy's full SVD, signs included."""
     rng = np.random.default_rng(3)
-    p = np.linspace(0.0, 1.0, 300)[:, None]
-    table = 5 * p * rng.normal(size=64) + np.sin(6 * p) * rng.normal(size=64) + 1e-3 * rng.normal(size=(300, 64))
-    monkeypatch.setattr(analysis, "EXACT_PCA_ELEMENTS", 10)
+    p = np.linspace(0.0, 1.0, 3000)[:, None]
+    table = 5 * p * rng.normal(size=1100) + np.sin(6 * p) * rng.normal(size=1100) + 0.1 * rng.normal(size=(3000, 1100))
     positions, coords = analysis.sampled_projection(table, 1024)
-    np.testing.assert_array_equal(positions, np.arange(300))
-    np.testing.assert_allclose(coords, posviz.project(table), rtol=0, atol=1e-8 * np.abs(coords).max())
+    np.testing.assert_array_equal(positions, analysis.evenly_spaced(3000, 1024))
+    centred = table[positions] - table[positions].mean(axis=0)
+    u, s, vt = np.linalg.svd(centred, full_matrices=False)
+    signs = np.sign(vt[np.arange(2), np.argmax(np.abs(vt[:2]), axis=1)])
+    np.testing.assert_allclose(coords, u[:, :2] * s[:2] * signs, rtol=0, atol=1e-9 * np.abs(coords).max())
 
 
 def test_training_chose_slow_waves():
@@ -275,23 +279,81 @@ def test_sin_init_is_the_scaled_sinusoidal_table_bit_for_bit(scale):
     np.testing.assert_array_equal(posviz.sin_init(50, 9, scale=scale), scale * posviz.sinusoidal(50, 9))
 
 
-def test_random_init_is_seeded_blocks_of_independent_streams(monkeypatch):
-    """Each block of rows comes from its own child of SeedSequence(seed): rebuilt here block by block, and equal
+def test_random_init_is_torchs_normal_init_of_float32_blocks(monkeypatch):
+    """Block b of INIT_BLOCK_ROWS rows is what ``torch.nn.init.normal_`` puts in a float32 parameter with a generator
+    seeded (key + b) mod 2^32, key the first word of SeedSequence(seed): rebuilt here block by block, and equal
     whether one thread or several drew it."""
     from posviz import _parallel
-    from posviz.encodings import learned
 
-    n, d, seed, std = 2 * learned.INIT_BLOCK_ROWS + 37, 6, 11, 0.05
+    n, d, seed, std = 5 * learned.INIT_BLOCK_ROWS + 3, 6, 11, 0.05
     table = posviz.learned_init(n, d, std=std, seed=seed)
-    children = np.random.SeedSequence(seed).spawn(3)
-    expected = np.vstack(
-        [
-            np.random.default_rng(child).standard_normal((rows, d)) * std
-            for child, rows in zip(children, (1024, 1024, 37), strict=True)
-        ]
-    )
+    expected = bert_init_blocks(n, d, std=std, seed=seed, block_rows=learned.INIT_BLOCK_ROWS)
     np.testing.assert_array_equal(table, expected)
     monkeypatch.setattr(_parallel.os, "cpu_count", lambda: 1)
     np.testing.assert_array_equal(posviz.learned_init(n, d, std=std, seed=seed), table)
     assert not np.array_equal(posviz.learned_init(n, d, std=std, seed=seed + 1), table)
-    assert abs(table.std() / std - 1) < 0.05 and abs(table.mean()) < 0.1 * std
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    n=st.integers(1, 700),
+    d=st.integers(1, 40),
+    seed=st.integers(0, 2**40),
+    std=st.floats(0.001, 1.0),
+    data=st.data(),
+)
+def test_a_random_table_draws_any_rows_columns_and_grid_of_the_whole_table(n, d, seed, std, data):
+    """``RandomTable`` is ``learned_init`` without holding it: any rows (repeated, unordered), any columns and the
+    grid of evenly spaced rows and columns equal those of the full table; a longer table starts with the same
+    rows."""
+    drawn = learned.RandomTable(n, d, std=std, seed=seed)
+    table = posviz.learned_init(n, d, std=std, seed=seed)
+    np.testing.assert_array_equal(np.asarray(drawn), table)
+    positions = data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=60))
+    np.testing.assert_array_equal(drawn.rows(positions), table[positions])
+    dims = data.draw(st.lists(st.integers(0, d - 1), min_size=1, max_size=10))
+    np.testing.assert_array_equal(drawn.columns(dims), table[:, dims])
+    side = data.draw(st.integers(1, 50))
+    positions, dims, values = drawn.grid(side)
+    np.testing.assert_array_equal(positions, analysis.evenly_spaced(n, side))
+    np.testing.assert_array_equal(dims, analysis.evenly_spaced(d, side))
+    np.testing.assert_array_equal(values, table[np.ix_(positions, dims)])
+    longer = learned.RandomTable(n + data.draw(st.integers(1, 30)), d, std=std, seed=seed)
+    np.testing.assert_array_equal(longer.rows(np.arange(n)), table)
+
+
+def test_a_random_table_never_builds_itself_for_sampled_analyses(monkeypatch):
+    """Similarity, projection, spectrum and the extended tables of a RandomTable read only the rows or columns
+    they use, and equal the same analyses of the full table."""
+    drawn = learned.RandomTable(600, 24, std=0.3, seed=5)
+    table = np.asarray(drawn)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the whole table was built")
+
+    monkeypatch.setattr(learned.RandomTable, "__array__", refuse)
+    for got, expected in (
+        (analysis.sampled_similarity(drawn, 100), analysis.sampled_similarity(table, 100)),
+        (analysis.sampled_projection(drawn, 100), analysis.sampled_projection(table, 100)),
+        (learned.extended_similarity(drawn, 1800, "interpolate", 90), learned.extended_similarity(table, 1800, "interpolate", 90)),
+        (learned.extended_similarity(drawn, 1200, "clip", 90), learned.extended_similarity(table, 1200, "clip", 90)),
+    ):
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_array_equal(a, b)
+    spectrum, reference = analysis.position_spectrum(drawn, max_dims=10), analysis.position_spectrum(table, max_dims=10)
+    np.testing.assert_array_equal(spectrum.dims, reference.dims)
+    np.testing.assert_allclose(spectrum.mean_power, reference.mean_power, rtol=1e-12)
+    assert analysis.sampled_position_probe(drawn, 100) == analysis.sampled_position_probe(table, 100)
+
+
+def test_a_random_table_refuses_bad_parameters_and_rows():
+    for kwargs in ({"std": 0.0}, {"std": float("nan")}, {"seed": -1}, {"seed": 1.5}, {"seed": True}):
+        with pytest.raises(ValueError):
+            learned.RandomTable(10, 4, **kwargs)
+    with pytest.raises(ValueError, match="n_positions"):
+        learned.RandomTable(posviz.MAX_POSITIONS + 1, 4)
+    drawn = learned.RandomTable(10, 4)
+    for bad in ([10], [-1], [0, 11]):
+        with pytest.raises(IndexError, match="0 .. 9"):
+            drawn.rows(bad)
+    assert drawn == learned.RandomTable(10, 4, std=0.02, seed=0) and hash(drawn) == hash(learned.RandomTable(10, 4))
