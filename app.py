@@ -1,6 +1,12 @@
 """posviz: the frame of the app. Page config, the sidebar (language), and navigation over pages/."""
 
-import streamlit as st
+import os
+
+# OpenMP threads (t-SNE, torch) that spin while they wait make a shared or busy machine several times slower;
+# passive waiting sleeps instead. Read once, when the OpenMP runtime loads, which happens after this line.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import streamlit as st  # noqa: E402
 
 from posviz.ui import LANGUAGES, link, present, t
 from posviz.ui.i18n import browser_language

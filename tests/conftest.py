@@ -6,6 +6,9 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
+# as app.py does: OpenMP threads (t-SNE, torch) sleep while they wait instead of spinning on a busy machine
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))

@@ -230,6 +230,14 @@ def test_tsne_keeps_neighbours_as_well_as_scikit_learn(table):
     assert gap <= gap_ref + 1  # each position's nearest neighbour in the layout is as near in position
 
 
+def test_tsne_layout_is_the_same_on_any_number_of_threads(monkeypatch):
+    table = posviz.sinusoidal(150, 48)
+    one = posviz.project(table, method="tsne")
+    for cores in (2, 5):
+        monkeypatch.setattr(posviz.analysis.os, "cpu_count", lambda cores=cores: cores)
+        np.testing.assert_array_equal(posviz.project(table, method="tsne"), one)
+
+
 def test_tsne_seed_decides_the_layout():
     table = posviz.sinusoidal(120, 32)
     a = posviz.project(table, method="tsne", seed=3)
