@@ -29,7 +29,7 @@ from posviz.ui.export import MAX_CSV_CELLS
 FAMILY = posviz.family("learned")
 INITS = ("random", "sinusoidal")
 SESSION = "session:"
-PROJECTION_POSITIONS = 1024
+PROJECTION_POSITIONS = {"pca": 1024, "tsne": 512}  # t-SNE of a thousand points costs about two seconds
 PROBE_POSITIONS = 1024
 
 
@@ -176,7 +176,7 @@ def projection_tab() -> None:
         format_func=lambda m: t(f"learned.projection.{m}"),
         horizontal=True,
     )
-    where, coords = source(analysis.sampled_projection, PROJECTION_POSITIONS, method=method)
+    where, coords = source(analysis.sampled_projection, PROJECTION_POSITIONS[method], method=method)
     show(
         learned_figures.projection(
             where,

@@ -172,9 +172,10 @@ def project(table, method: str = "pca", seed: int = 0) -> np.ndarray:
     table = _checks.finite_table(table)
     n = table.shape[0]
     centred = table - table.mean(axis=0)
-    scale = np.abs(centred).max()
+    scale = max(centred.max(), -centred.min())  # the largest |entry|, without an |x| copy
+    centred /= scale or 1.0  # unit scale: no overflow in the Gram matrix, and t-SNE does not see a common scale
     if method == "pca":
-        u, s, vt = _top_singular(centred / (scale or 1.0), 2)  # unit scale: no overflow in the Gram matrix
+        u, s, vt = _top_singular(centred, 2)
         k = min(2, s.size)
         signs = np.sign(vt[np.arange(k), np.argmax(np.abs(vt[:k]), axis=1)])
         signs[signs == 0] = 1.0
@@ -191,7 +192,7 @@ def project(table, method: str = "pca", seed: int = 0) -> np.ndarray:
     from threadpoolctl import threadpool_limits
 
     with threadpool_limits(1, user_api="blas"):  # BLAS threads spin: on a busy machine one is faster
-        u, s, _ = _top_singular(centred / scale, min(50, *centred.shape))
+        u, s, _ = _top_singular(centred, min(50, *centred.shape))
     scores = np.zeros((n, max(s.size, 2)))
     scores[:, : s.size] = u * s
     tsne = TSNE(

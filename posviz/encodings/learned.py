@@ -7,6 +7,7 @@ training move it. Neither can represent a position past the table's last row.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from dataclasses import dataclass
@@ -67,10 +68,13 @@ class RandomTable:
     def shape(self) -> tuple[int, int]:
         return self.n_positions, self.d_model
 
+    @functools.cached_property
+    def _key(self) -> int:
+        return int(np.random.SeedSequence(self.seed).generate_state(1, np.uint32)[0])
+
     def block_seed(self, block: int) -> int:
         """The seed of the generator that draws rows ``INIT_BLOCK_ROWS * block`` onwards."""
-        key = int(np.random.SeedSequence(self.seed).generate_state(1, np.uint32)[0])
-        return (key + block) % (1 << 32)
+        return (self._key + block) % (1 << 32)
 
     def _draw(self, start: int, stop: int):
         """Rows ``start`` .. ``stop - 1`` as a float32 torch matrix (the thread's scratch, valid until its next

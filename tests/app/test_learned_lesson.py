@@ -219,6 +219,17 @@ def test_a_long_random_table_shows_real_entries_on_a_grid(lang):
     assert any(tr(lang, "learned.table.grid", rows=1024, n=3000, cols=16, d=16) in c for c in captions)
 
 
+def test_tsne_of_a_long_table_places_512_evenly_spaced_positions():
+    at = open_page("learned", query={"n": "3000", "d": "16", "tab": "projection", "proj": "tsne"})
+    assert_clean(at)
+    markers = figure_list(at)[0]["data"][1]
+    positions = analysis.evenly_spaced(3000, 512)
+    np.testing.assert_array_equal(as_array(markers["customdata"]), positions)
+    coords = posviz.project(posviz.learned_init(3000, 16)[positions], method="tsne")
+    np.testing.assert_allclose(np.c_[as_array(markers["x"]), as_array(markers["y"])], coords, atol=1e-6)
+    assert any(tr("en", "learned.sampled", shown=512, n=3000) in c.value for c in at.caption)
+
+
 def test_nonsense_in_the_url_falls_back():
     _, view = visit({"init": "session:nope", "proj": "umap", "stretch": "5", "tab": "nope"})
     assert_view_clean(view)
