@@ -8,7 +8,7 @@ Sections (each a markdown table with PASS/FAIL per target of issue 6):
   warm (``at.run()`` again) through ``streamlit.testing.v1.AppTest``, against a reference page that shows one
   512 x 512 float32 heatmap from a precomputed array; the bytes of the plotly figures each view sends;
 - largest sizes (n = 32,768, d_model = 4,096) for the pages with size controls, every tab, one subprocess per
-  view so that peak memory (``ru_maxrss``) is that view's own;
+  view so that peak memory (``VmHWM``) is that view's own;
 - the core against the articles' loop and one ``np.sin`` over as many elements, and the payload of a
   full-resolution ``go.Heatmap`` of a 32,768 x 4,096 float32 matrix against the image posviz sends;
 - projections: PCA and t-SNE of a sinusoidal table at 512 and 2,048 positions of dimension 768, cold and cached;
@@ -29,7 +29,6 @@ import json
 import math
 import os
 import platform
-import resource
 import subprocess
 import sys
 import tempfile
@@ -322,10 +321,12 @@ def page_row(name: str, view: str, run: Run, ref: Run) -> list:
 # --------------------------------------------------------------------------------------------- largest sizes
 
 
-def current_rss() -> int:
-    """Resident memory of this process now, in bytes (Linux /proc)."""
+def memory_status(field: str) -> int:
+    """A memory figure of this process from /proc/self/status, in bytes: ``VmRSS`` (resident now) or ``VmHWM``
+    (the peak resident size of this program, reset by exec; ``ru_maxrss`` is not: a child started by a large
+    parent reports the parent's peak)."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) * 1024
     return 0
 
@@ -337,9 +338,9 @@ def worker(spec: dict) -> dict:
     small = {k: v for k, v in spec["query"].items() if k not in BIG_QUERY}
     measure(lambda: page_test(APP_FILE, small, page_file=spec["file"]), warm_repeats=0)
     reset_caches()
-    before = current_rss()
+    before = memory_status("VmRSS")
     run = measure(lambda: page_test(APP_FILE, spec["query"], page_file=spec["file"]), warm_repeats=1, keys=("n", "d"))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = memory_status("VmHWM")
     return {**run.__dict__, "rss_before": before, "peak_rss": peak}
 
 
@@ -361,7 +362,7 @@ def big_section(timeout: float) -> list[str]:
         f"## Largest sizes (n = {int(BIG_QUERY['n']):,}, d_model = {int(BIG_QUERY['d']):,})",
         "",
         "One subprocess per view. Server time: the cold run with caches cleared (imports and first calls paid by "
-        "a run of the same view at default sizes before it). Peak RSS: `ru_maxrss` of that process; RSS growth: "
+        "a run of the same view at default sizes before it). Peak RSS: `VmHWM` of that process; RSS growth: "
         "peak minus the resident memory just before the cold run.",
         "",
         *markdown_table([*header, "figure bytes", "≤ 2 MB", "notes"], rows),

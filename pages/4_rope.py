@@ -297,7 +297,8 @@ def extension(head_dim, base):
             t("rope.ext.orig", L=f"{original:,}"): original,
             t("rope.ext.target", L=f"{int(factor) * int(original):,}"): int(factor) * int(original),
         }
-        fig = rope_figures.wavelengths(
+        fig = cache.figure(
+            rope_figures.wavelengths,
             pairs,
             series,
             contexts,
@@ -334,7 +335,8 @@ def extension(head_dim, base):
             },
             name="rope-extension-classes",
         )
-        fig = bars(
+        fig = cache.figure(
+            bars,
             labels,
             cmp.attention_factor,
             title=t("rope.ext.attention"),

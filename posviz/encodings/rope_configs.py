@@ -268,26 +268,24 @@ def extension_scaling(method: str, head_dim: int, factor: float, original: int) 
 @dataclasses.dataclass(frozen=True)
 class ScalingComparison:
     """Per-pair view of several scalings: ``inv_freq[k]`` and ``classes[k]`` (codes into ``PAIR_CLASSES``) of
-    ``methods[k]``, against the unscaled ``original``; ``wavelength = 2 pi / inv_freq``."""
+    ``methods[k]``, against the unscaled ``original``; ``wavelength = 2 pi / inv_freq``, ``original_wavelength``
+    likewise, and ``ratio = inv_freq / original`` (theta_scaled / theta_original per method and pair, the quantity
+    ``classify_pairs`` reads). The derived arrays are fields, computed once, so a cache can freeze them with the
+    rest."""
 
     methods: tuple[str, ...]
     original: np.ndarray
     inv_freq: np.ndarray
     attention_factor: np.ndarray
     classes: np.ndarray
+    wavelength: np.ndarray = dataclasses.field(init=False)
+    original_wavelength: np.ndarray = dataclasses.field(init=False)
+    ratio: np.ndarray = dataclasses.field(init=False)
 
-    @property
-    def wavelength(self) -> np.ndarray:
-        return rope_wavelength(self.inv_freq)
-
-    @property
-    def original_wavelength(self) -> np.ndarray:
-        return rope_wavelength(self.original)
-
-    @property
-    def ratio(self) -> np.ndarray:
-        """theta_scaled / theta_original per method and pair, the quantity ``classify_pairs`` reads."""
-        return self.inv_freq / self.original
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "wavelength", rope_wavelength(self.inv_freq))
+        object.__setattr__(self, "original_wavelength", rope_wavelength(self.original))
+        object.__setattr__(self, "ratio", self.inv_freq / self.original)
 
     def counts(self) -> np.ndarray:
         """How many pairs of each method fall in each class, shape (methods, len(PAIR_CLASSES))."""
