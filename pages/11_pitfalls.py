@@ -450,7 +450,8 @@ def float16_tab() -> None:
     side_by_side(CODE["float16.bug"], CODE["float16.fix"])
     positions, err16, err32 = cache.call(pitfalls.position_rounding, span)
     show(
-        pfig.versus(
+        cache.figure(
+            pfig.versus,
             positions,
             ("float32", err32),
             ("float16", err16),
@@ -466,7 +467,8 @@ def float16_tab() -> None:
     sampled, _, worst16 = cache.call(precision.pair_errors, span, d, base=base, dtype="float16")
     _, _, worst32 = cache.call(precision.pair_errors, span, d, base=base, dtype="float32")
     show(
-        pfig.versus(
+        cache.figure(
+            pfig.versus,
             sampled,
             ("float32", worst32),
             ("float16", worst16),

@@ -150,7 +150,8 @@ def frequencies_tab() -> None:
     wavelength = cache.call(sin.sinusoidal_wavelengths, d, base=base)
     slow = cache.call(sin.slow_pairs, d, n, base=base)
     show(
-        sinfig.wavelengths(
+        cache.figure(
+            sinfig.wavelengths,
             wavelength,
             slow,
             n,
@@ -173,7 +174,8 @@ def frequencies_tab() -> None:
     if base not in REFERENCE_BASES:
         names[-1] = t("sinusoidal.base.chosen", base=f"{base:,.0f}")
     show(
-        sinfig.log_lines(
+        cache.figure(
+            sinfig.log_lines,
             offsets,
             dict(zip(names, similarity, strict=True)),
             title=t("sinusoidal.base"),
@@ -232,15 +234,17 @@ def extrapolation_tab() -> None:
             help=t("sinusoidal.ctl.train.help"),
         )
     positions, share, excess = cache.call(sin.sinusoidal_beyond_training, n, d, train, base=base, layout=layout)
-    fig = figures.lines(
+    fig = cache.figure(
+        sinfig.lines_shaded_from,
         positions,
         {t("sinusoidal.extra.share"): share},
+        train,  # the positions from the training length on, if the table has any
+        n - 1,
+        t("sinusoidal.extra.unseen"),
         title=t("sinusoidal.extra"),
         x_title=t("axis.position"),
         y_title=t("sinusoidal.axis.share"),
     )
-    if train < n:
-        sinfig.shade_from(fig, train, n - 1, t("sinusoidal.extra.unseen"))
     show(
         fig,
         notice=t("sinusoidal.extra.notice"),
@@ -249,7 +253,8 @@ def extrapolation_tab() -> None:
         name="sinusoidal_beyond_training",
     )
     show(
-        figures.bars(
+        cache.figure(
+            figures.bars,
             range(d),
             excess,
             title=t("sinusoidal.excess", train=train),

@@ -41,6 +41,12 @@ def shade_from(fig: go.Figure, x0: float, x1: float, label: str = "", *, vertica
     return fig
 
 
+def lines_shaded_from(x, series: dict[str, np.ndarray], x0: float, x1: float, label: str, **kwargs) -> go.Figure:
+    """``base.lines`` with the band [x0, x1] shaded (:func:`shade_from`) unless it is empty (x0 > x1)."""
+    fig = lines(x, series, **kwargs)
+    return shade_from(fig, x0, x1, label) if x0 <= x1 else fig
+
+
 def log_lines(x, series: dict[str, np.ndarray], **kwargs) -> go.Figure:
     """``base.lines`` with log axes labelled as powers of ten (10⁻¹², not 1p)."""
     fig = lines(x, series, **kwargs)

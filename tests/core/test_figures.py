@@ -160,3 +160,16 @@ def test_block_mean_leaves_its_input_alone():
         before = m.copy()
         np.testing.assert_allclose(figures.block_mean(m, 4), _block_mean_reference(before, 4), rtol=1e-12)
         np.testing.assert_array_equal(m, before)
+
+
+@pytest.mark.parametrize(("train", "bands"), [(40, 1), (99, 1), (100, 0), (500, 0)])
+def test_the_band_past_the_training_length_is_shaded_only_when_the_table_reaches_it(train, bands):
+    from posviz.figures import sinusoidal as sinfig
+
+    x = np.arange(100)
+    fig = sinfig.lines_shaded_from(x, {"share": x / 100}, train, 99, "unseen", title="t", x_title="x", y_title="y")
+    shapes = fig.layout.shapes
+    assert len(shapes) == bands
+    if bands:
+        assert (shapes[0].x0, shapes[0].x1) == (train, 99)
+        assert [a.text for a in fig.layout.annotations] == ["unseen"]
