@@ -532,8 +532,8 @@ def projections_section() -> list[str]:
         "## Projections of a sinusoidal table",
         "",
         "Cold: `posviz.project(table, method)` (CPU: of this process, all threads), and again on one thread "
-        "(`threadpool_limits(1)` and one core for openTSNE). Then `posviz.ui.cache.analyse(posviz.project, ...)` on an empty cache (builds the "
-        "table and projects it) and a second time (served from the cache).",
+        "(`threadpool_limits(1)` and one core for openTSNE). Then `posviz.ui.cache.analyse(posviz.project, ...)` "
+        "on an empty cache (builds the table and projects it) and a second time (served from the cache).",
         "",
         *markdown_table([*header, "cached (ms)", "cached < 10 ms"], rows),
         "",

@@ -335,7 +335,10 @@ def test_a_random_table_never_builds_itself_for_sampled_analyses(monkeypatch):
     for got, expected in (
         (analysis.sampled_similarity(drawn, 100), analysis.sampled_similarity(table, 100)),
         (analysis.sampled_projection(drawn, 100), analysis.sampled_projection(table, 100)),
-        (learned.extended_similarity(drawn, 1800, "interpolate", 90), learned.extended_similarity(table, 1800, "interpolate", 90)),
+        (
+            learned.extended_similarity(drawn, 1800, "interpolate", 90),
+            learned.extended_similarity(table, 1800, "interpolate", 90),
+        ),
         (learned.extended_similarity(drawn, 1200, "clip", 90), learned.extended_similarity(table, 1200, "clip", 90)),
     ):
         for a, b in zip(got, expected, strict=True):
