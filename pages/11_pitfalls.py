@@ -464,8 +464,8 @@ def float16_tab() -> None:
         data={"position": positions, "float32": err32, "float16": err16},
         name="pitfalls_position_rounding",
     )
-    sampled, _, worst16 = cache.call(precision.pair_errors, span, d, base=base, dtype="float16")
-    _, _, worst32 = cache.call(precision.pair_errors, span, d, base=base, dtype="float32")
+    errors = cache.call(precision.pair_errors_by_dtype, span, d, base=base, dtypes=("float16", "float32"))
+    (sampled, _, worst16), (_, _, worst32) = errors["float16"], errors["float32"]
     show(
         cache.figure(
             pfig.versus,

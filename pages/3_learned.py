@@ -64,13 +64,6 @@ class Source:
             return cache.analyse(func, FAMILY.key, self.params, *args, **kwargs)
         return cache.on_table(func, self.digest, self.table, *args, **kwargs)
 
-    def similarity(self):
-        if self.drawn is not None:
-            return self(analysis.sampled_similarity, SIMILARITY_POSITIONS)
-        if self.params is not None:
-            return cache.similarity(FAMILY.key, self.params, SIMILARITY_POSITIONS)
-        return self(analysis.sampled_similarity, SIMILARITY_POSITIONS)
-
 
 def registry_params(n, d, init, std, seed) -> tuple:
     return (("d_model", d), ("init", init), ("n_positions", n), ("seed", seed), ("std", std))
@@ -155,7 +148,7 @@ def table_tab() -> None:
     if closed_form:
         positions, sim = cache.call(sin.sinusoidal_similarity, n_rows, width, SIMILARITY_POSITIONS)
     else:
-        positions, sim = source.similarity()
+        positions, sim = source(analysis.sampled_similarity, SIMILARITY_POSITIONS)
     show(
         similarity_heatmap(sim, positions, n_rows),
         notice=t(f"learned.similarity.notice.{kind}"),

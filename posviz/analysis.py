@@ -36,6 +36,14 @@ def evenly_spaced(n_positions: int, limit: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(0, n - 1, limit)).astype(np.int64))
 
 
+def block_edges(n: int, max_side: int) -> np.ndarray:
+    """Start of each block when n indices are cut into at most ``max_side`` near-equal blocks, followed by n:
+    ``linspace(0, n, max_side + 1)`` rounded down when n > max_side, else one block per index. The blocks of a
+    heatmap's block means (``figures.block_mean``), so they can also be computed without the matrix."""
+    starts = np.linspace(0, n, max_side + 1).astype(np.int64)[:-1] if n > max_side else np.arange(n)
+    return np.append(starts, n)
+
+
 def row_norms(table) -> np.ndarray:
     """Euclidean norm of every row, ||PE(p)||_2. For an even-width sinusoidal table it is sqrt(d/2) exactly,
     since each sin/cos pair contributes sin^2 + cos^2 = 1."""

@@ -113,7 +113,7 @@ ARTICLE_POSITION = 20_000
 def float_breakdown(d_model: int = 128, span: int = _checks.MAX_POSITIONS) -> Evidence:
     """ "Past position 2e4 the low dimensions (i < 10) start to jump" (article 001).
 
-    ``precision.pair_errors`` computes every pair in float16, bfloat16 and float32 against float64; a position
+    ``precision.pair_errors_by_dtype`` computes every pair in float16, bfloat16 and float32 against float64; a position
     is broken when some pair is off by 0.5 or more (``precision.breakdown_position``). The fast pairs (small i)
     break first, as claimed, but where depends on the format: float16 and bfloat16 long before 20,000, float32
     not within 32,768 positions.
@@ -121,8 +121,7 @@ def float_breakdown(d_model: int = 128, span: int = _checks.MAX_POSITIONS) -> Ev
     span = _checks.positive_int("span", span, maximum=_checks.MAX_POSITIONS)
     d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
     numbers, arrays = {}, {}
-    for dtype in precision.DTYPES:
-        positions, errors, worst = precision.pair_errors(span, d, dtype=dtype)
+    for dtype, (positions, errors, worst) in precision.pair_errors_by_dtype(span, d).items():
         arrays["position"], arrays[dtype] = positions, worst
         numbers[f"broken_{dtype}"] = precision.breakdown_position(positions, worst)
         at = min(np.searchsorted(positions, ARTICLE_POSITION), positions.size - 1)

@@ -152,15 +152,6 @@ def slow_pairs(d_model: int, n_positions: int, *, base: float = 10000.0) -> np.n
     return sinusoidal_wavelengths(d_model, base=base) > n
 
 
-def _rows(positions: np.ndarray, d_model: int, base: float) -> np.ndarray:
-    """Interleaved rows PE(p) for arbitrary (float64) positions p, shape (len(positions), d_model)."""
-    angles = np.asarray(positions, dtype=np.float64)[:, None] * sinusoidal_frequencies(d_model, base=base)
-    rows = np.empty((angles.shape[0], d_model))
-    rows[:, 0::2] = np.sin(angles)
-    rows[:, 1::2] = np.cos(angles[:, : d_model // 2])
-    return rows
-
-
 def _pair_columns(layout: str, d: int) -> tuple[slice, slice]:
     """The sin columns and the cos columns of a table of width d, pair i being (sin[i], cos[i]); an odd d ends
     with an unpaired sin column."""
@@ -362,10 +353,10 @@ def origin_similarity(
         raise ValueError(f"similarity to position 0 needs at least 2 positions; got {n}")
     limit = _checks.positive_int("max_points", max_points)
     offsets = np.unique(np.round(np.geomspace(1, n - 1, min(limit, n - 1))).astype(np.int64))
-    origin = _rows(np.zeros(1), d, 10000.0)[0]  # PE(0) = (0, 1, 0, 1, ...) whatever the base
+    origin = sinusoidal_rows(np.zeros(1, dtype=np.int64), d)[0]  # PE(0) = (0, 1, 0, 1, ...) whatever the base
     similarity = np.empty((len(bases), offsets.size))
     for row, base in enumerate(bases):  # one row per base (a handful), vectorised over offsets and dimensions
-        rows = _rows(offsets.astype(np.float64), d, base)
+        rows = sinusoidal_rows(offsets, d, base=base)
         similarity[row] = rows @ origin / (np.linalg.norm(rows, axis=1) * np.linalg.norm(origin))
     return offsets, similarity
 
@@ -498,15 +489,6 @@ def sinusoidal_row_norms(
     return positions, row_norms(rows)
 
 
-def block_edges(n: int, max_side: int) -> np.ndarray:
-    """Start of each block when n indices are cut into at most ``max_side`` near-equal blocks, followed by n:
-    ``linspace(0, n, max_side + 1)`` rounded down when n > max_side (the rule of ``figures.block_mean``), else
-    one block per index."""
-    if n <= max_side:
-        return np.arange(n + 1)
-    return np.append(np.linspace(0, n, max_side + 1).astype(np.int64)[:-1], n)
-
-
 def sinusoidal_block_means(
     n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_side: int = 1024
 ) -> np.ndarray:
@@ -521,6 +503,8 @@ def sinusoidal_block_means(
     and likewise for cos with cos((a + b) w / 2); sin(w / 2) > 0 since 0 < w <= 1. The row-block means are
     then averaged over blocks of columns. Exact up to rounding, O(blocks x d) instead of O(n x d).
     """
+    from ..analysis import block_edges
+
     n, d = _checks.table_size(n_positions, d_model)
     _checks.choice("layout", layout, LAYOUTS)
     max_side = _checks.positive_int("max_side", max_side)

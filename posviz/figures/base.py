@@ -15,6 +15,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import get_colorscale, sample_colorscale
 
+from ..analysis import block_edges
+
 EXACT_MAX_CELLS = 256 * 256
 MAX_SIDE = 1024
 FONT = "Inter, 'Noto Sans SC', 'PingFang SC', 'Microsoft YaHei', sans-serif"
@@ -39,19 +41,13 @@ def block_mean(matrix: np.ndarray, max_side: int = MAX_SIDE) -> np.ndarray:
     valid = None if complete else np.isfinite(matrix)
     sums = matrix if complete else np.where(valid, matrix, 0.0)
     counts = None if complete else valid.astype(np.float64)
-    rows, cols = (_block_edges(n, max_side) for n in matrix.shape)
+    rows, cols = (block_edges(n, max_side) for n in matrix.shape)
     sums = np.add.reduceat(_row_block_sums(sums, rows), cols[:-1], axis=1)
     if counts is None:
         return sums / np.outer(np.diff(rows), np.diff(cols))
     counts = np.add.reduceat(_row_block_sums(counts, rows), cols[:-1], axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(counts > 0, sums / np.where(counts > 0, counts, 1.0), np.nan)
-
-
-def _block_edges(n: int, max_side: int) -> np.ndarray:
-    """Where each block starts, then n: ``linspace(0, n, max_side + 1)`` rounded down, or every index."""
-    starts = np.linspace(0, n, max_side + 1).astype(np.int64)[:-1] if n > max_side else np.arange(n)
-    return np.append(starts, n)
 
 
 def _row_block_sums(matrix: np.ndarray, edges: np.ndarray) -> np.ndarray:

@@ -216,14 +216,14 @@ def test_extension_explorer_shows_the_core_comparison():
     contexts = [tr("en", "rope.ext.orig", L="2,048"), tr("en", "rope.ext.target", L="8,192")]
     assert list(lines) == names + contexts
     np.testing.assert_allclose(lines[names[0]], 2 * np.pi / cmp.original, rtol=1e-12)
-    for name, expected in zip(names[1:], cmp.wavelength, strict=True):
-        np.testing.assert_allclose(lines[name], expected, rtol=1e-12)
+    for name, inv_freq in zip(names[1:], cmp.inv_freq, strict=True):
+        np.testing.assert_allclose(lines[name], 2 * np.pi / inv_freq, rtol=1e-12)
     np.testing.assert_array_equal(lines[contexts[0]], [2048, 2048])
     np.testing.assert_array_equal(lines[contexts[1]], [8192, 8192])
     assert title(figs["ext_wave"]) == tr("en", "rope.ext.wavelength", cur="4,096")
     classes = figs["ext_classes"]["data"][0]
     np.testing.assert_array_equal(as_array(classes["z"]), cmp.classes)
-    np.testing.assert_allclose(as_array(classes["customdata"]), cmp.ratio, rtol=1e-12)
+    np.testing.assert_allclose(as_array(classes["customdata"]), cmp.inv_freq / cmp.original, rtol=1e-12)
     bars = figs["ext_attention"]["data"][0]
     np.testing.assert_allclose(as_array(bars["y"]), cmp.attention_factor, rtol=1e-12)
     assert as_array(bars["y"])[METHODS.index("yarn")] == pytest.approx(0.1 * np.log(4.0) + 1)
