@@ -5,37 +5,30 @@ Computing PE "in float16" means what a model running in that precision does: the
 omega_k are rounded to the format, their product p * omega_k is rounded to it, and so is the sine. A format with
 m mantissa bits holds every integer up to 2^(m + 1) exactly; past that, neighbouring positions round to the same
 number (float16: p > 2048, bfloat16: p > 256, float32: p > 2^24), and the fastest pairs, whose angle is about p
-radians, lose their angle entirely. bfloat16 arithmetic comes from torch; everything else is numpy.
+radians, lose their angle entirely. Every low-precision number comes from ``number_formats``, which gives the
+same bits on every CPU: the sine of an angle the format holds is rounded once (numpy's own float16 sine rounds twice,
+through float32, and differently for contiguous and strided arrays on different CPUs).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from . import number_formats
 from ._parallel import on_every_core
 from .analysis import evenly_spaced
 from .encodings import _checks
 from .encodings.sinusoidal import sinusoidal_frequencies
+from .number_formats import MANTISSA_BITS
 
-DTYPES = ("float16", "bfloat16", "float32")
-#: Explicitly stored mantissa bits of each format (IEEE 754 binary16 / binary32; bfloat16 keeps float32's
-#: exponent and 7 mantissa bits).
-MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23}
+DTYPES = number_formats.FORMATS
 #: Largest number of positions the error is evaluated at (evenly spaced over the range).
 PRECISION_POSITIONS = 4096
 
 
 def _sin_cos_in(dtype: str, positions: np.ndarray, omega: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """sin and cos of p * omega with p, omega, the product and the results all rounded to ``dtype``."""
-    if dtype == "bfloat16":
-        import torch
-
-        p = torch.from_numpy(positions.astype(np.float64)).to(torch.bfloat16)
-        angles = p[:, None] * torch.from_numpy(omega).to(torch.bfloat16)[None, :]
-        return torch.sin(angles).double().numpy(), torch.cos(angles).double().numpy()
-    kind = np.dtype(dtype)
-    angles = positions.astype(kind)[:, None] * omega.astype(kind)[None, :]
-    return np.sin(angles).astype(np.float64), np.cos(angles).astype(np.float64)
+    return number_formats.sin_cos(number_formats.multiply(positions[:, None], omega[None, :], dtype), dtype)
 
 
 def pair_errors(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import number_formats
 from .._parallel import on_every_core
 from . import _checks
 
@@ -51,31 +52,40 @@ def sinusoidal(
     An odd ``d_model`` works: the last frequency has only its sin column.
 
     ``dtype`` (float16, float32 or float64) is the precision in which the angles p * omega_k and their sines
-    are computed, so the table shows what a model computing in that precision really gets.
+    are computed, so the table shows what a model computing in that precision really gets: p, omega_k and their
+    product are rounded to it, and each sine is rounded once (``number_formats``, the same bits on every CPU).
     """
     n, d = _checks.table_size(n_positions, d_model)
     _checks.choice("layout", layout, LAYOUTS)
     dtype = np.dtype(dtype)
-    if dtype.kind != "f":
-        raise ValueError(f"dtype must be a floating-point type such as float32; got {dtype}")
-    omega = sinusoidal_frequencies(d, base=base).astype(dtype)
+    if dtype.name not in ("float64", *number_formats.FORMATS) or dtype.name == "bfloat16":
+        raise ValueError(f"dtype must be float16, float32 or float64; got {dtype}")
+    omega = sinusoidal_frequencies(d, base=base)
     table = np.empty((n, d), dtype=dtype)
     rows = max(1, _CHUNK_CELLS // d)
 
     def fill(start: int) -> None:
         block = table[start : start + rows]
-        _fill_rows(block, np.arange(start, start + len(block), dtype=dtype), omega, layout)
+        _fill_rows(block, np.arange(start, start + len(block), dtype=np.float64), omega, layout)
 
     on_every_core(fill, range(0, n, rows))  # blocks of rows bound the angles' temporary; each cell is the same
     return table
 
 
 def _fill_rows(block: np.ndarray, positions: np.ndarray, omega: np.ndarray, layout: str) -> None:
-    """Write PE(p) for each of ``positions`` into the rows of ``block``, in the column order of ``layout``."""
+    """Write PE(p) for each of ``positions`` into the rows of ``block``, in the column order of ``layout``, computed
+    in the precision of ``block``: float64 directly, float16 and float32 through ``number_formats``."""
     sin_cols, cos_cols = _pair_columns(layout, block.shape[1])
-    angles = positions[:, None] * omega[None, :]
-    np.sin(angles, out=block[:, sin_cols])
-    np.cos(angles[:, : block.shape[1] // 2], out=block[:, cos_cols])
+    n_cos = block.shape[1] // 2
+    if block.dtype == np.float64:
+        angles = positions[:, None] * omega[None, :]
+        np.sin(angles, out=block[:, sin_cols])
+        np.cos(angles[:, :n_cos], out=block[:, cos_cols])
+        return
+    fmt = block.dtype.name
+    sin, cos = number_formats.sin_cos(number_formats.multiply(positions[:, None], omega[None, :], fmt), fmt)
+    block[:, sin_cols] = sin
+    block[:, cos_cols] = cos[:, :n_cos]
 
 
 def sinusoidal_rows(positions, d_model: int, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
