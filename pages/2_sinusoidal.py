@@ -162,7 +162,7 @@ def frequencies_tab() -> None:
             slow_name=t("sinusoidal.wavelength.slow"),
             context_label=t("sinusoidal.wavelength.context", n=n),
         ),
-        notice=t("sinusoidal.wavelength.notice"),
+        notice=t("sinusoidal.wavelength.notice", longest=f"{wavelength[-1]:,.0f}"),
         key="wavelength",
         data={"pair": range(len(wavelength)), "wavelength": wavelength, "longer_than_context": slow},
         name="sinusoidal_wavelengths",
@@ -352,7 +352,7 @@ def precision_tab() -> None:
         sinfig.mark(fig, x=ARTICLE_POSITION, label=t("sinusoidal.precision.article"), dash="dot")
     show(
         fig,
-        notice=t("sinusoidal.precision.notice"),
+        notice=t("sinusoidal.precision.notice", span=f"{span:,}", float32=f"{results['float32'][2].max():.1e}"),
         key="precision",
         data={"position": sampled, **{f"max_error_{dt}": results[dt][2] for dt in precision.DTYPES}},
         name="sinusoidal_precision",

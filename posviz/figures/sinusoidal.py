@@ -71,7 +71,12 @@ def overlaid_lines(x, series: dict[str, np.ndarray], **kwargs) -> go.Figure:
 def dual_lines(
     x, left: tuple[str, np.ndarray], right: tuple[str, np.ndarray], *, title: str, x_title: str, height: int = 380
 ) -> go.Figure:
-    """Two series over the same x, the first on the left axis and the second on the right axis."""
+    """Two series over the same x, the first on the left axis and the second on the right axis.
+
+    Each axis chooses its own round ticks over its own range (ticks synchronised to the other axis would read
+    0.938, 0.781, ...). When the right series is a fixed multiple of the left one (the mean cosine is the mean dot
+    product over d/2), the right range is the left range times that multiple, so the two curves lie on each other
+    and either axis reads the same curve."""
     fig = go.Figure()
     for (name, y), axis, line in (
         (left, "y", {"color": PALETTE[0], "width": 4}),
@@ -82,14 +87,39 @@ def dual_lines(
                 x=np.asarray(x), y=np.asarray(y, dtype=np.float64), name=name, yaxis=axis, mode="lines", line=line
             )
         )
-    fig.update_layout(
-        yaxis={"title": {"text": left[0], "font": {"color": PALETTE[0]}}},
-        yaxis2={"title": {"text": right[0], "font": {"color": PALETTE[1]}}, "overlaying": "y", "side": "right"},
-        legend={"orientation": "h", "y": -0.2},
-    )
+    yaxis: dict = {"title": {"text": left[0], "font": {"color": PALETTE[0]}}, "tickmode": "auto"}
+    yaxis2: dict = {
+        "title": {"text": right[0], "font": {"color": PALETTE[1]}},
+        "overlaying": "y",
+        "side": "right",
+        "tickmode": "auto",
+        "showgrid": False,
+    }
+    scale = _common_scale(np.asarray(left[1], dtype=np.float64), np.asarray(right[1], dtype=np.float64))
+    if scale is not None:
+        low, high = _padded_range(np.asarray(left[1], dtype=np.float64))
+        yaxis["range"], yaxis2["range"] = [low, high], [low * scale, high * scale]
+    fig.update_layout(yaxis=yaxis, yaxis2=yaxis2, legend={"orientation": "h", "y": -0.2})
     style(fig, title, x_title, left[0], height)
     fig.update_layout(margin={"r": 70}, yaxis2_title_text=right[0])
     return fig
+
+
+def _common_scale(left: np.ndarray, right: np.ndarray) -> float | None:
+    """s with right = s * left everywhere (to 1e-9 relative), or None."""
+    finite = np.isfinite(left) & np.isfinite(right)
+    if not finite.any() or not np.any(left[finite]):
+        return None
+    big = np.argmax(np.abs(left[finite]))
+    scale = right[finite][big] / left[finite][big]
+    tolerance = 1e-9 * np.abs(right[finite]).max()
+    return float(scale) if scale > 0 and np.all(np.abs(right[finite] - scale * left[finite]) <= tolerance) else None
+
+
+def _padded_range(values: np.ndarray) -> tuple[float, float]:
+    low, high = float(np.nanmin(values)), float(np.nanmax(values))
+    pad = 0.05 * (high - low or abs(high) or 1.0)
+    return low - pad, high + pad
 
 
 def wavelengths(

@@ -55,7 +55,6 @@ NOTICES = [
     "sinusoidal.excess.notice",
     "sinusoidal.layout.notice",
     "sinusoidal.precision.map.notice",
-    "sinusoidal.precision.notice",
     "sinusoidal.norms.notice",
 ]
 
@@ -203,8 +202,14 @@ def test_default_view_holds_the_core_numbers(default_tabs, lang):
     assert [title(f).split("<br>")[0] for f in view.figures] == expected
     for key in NOTICES:
         assert tr(lang, key) in view.captions, key
-    for key in ("sinusoidal.spread.notice", "sinusoidal.wavelength.notice", "sinusoidal.extra.notice"):
+    for key in ("sinusoidal.spread.notice", "sinusoidal.extra.notice"):
         assert tr(lang, key) in view.captions, key
+    longest = 2 * np.pi * 10000.0 ** (126 / 128)  # the slowest pair of d = 128: 2 pi base^((d - 2) / d), not 2 pi base
+    assert tr(lang, "sinusoidal.wavelength.notice", longest=f"{longest:,.0f}") in view.captions
+    _, _, worst32 = precision.pair_errors(posviz.MAX_POSITIONS, 128, dtype="float32")
+    assert worst32.max() > 1e-3  # the sentence "float32 stays below about 1e-3" was not true at this span
+    float32 = f"{worst32.max():.1e}"
+    assert tr(lang, "sinusoidal.precision.notice", span=f"{posviz.MAX_POSITIONS:,}", float32=float32) in view.captions
     assert [tab.label for tab in at.tabs] == [tr(lang, f"sinusoidal.tab.{name}") for name in TABS]
 
 

@@ -173,3 +173,21 @@ def test_the_band_past_the_training_length_is_shaded_only_when_the_table_reaches
     if bands:
         assert (shapes[0].x0, shapes[0].x1) == (train, 99)
         assert [a.text for a in fig.layout.annotations] == ["unseen"]
+
+
+def test_dual_axes_choose_their_own_ticks_and_overlay_a_proportional_curve():
+    """The mean cosine is the mean dot product over d/2: the right axis's range is the left one's over d/2, so the
+    curves lie on each other, and neither axis takes its ticks from the other (which gave 0.938, 0.781, ...)."""
+    from posviz.encodings import sinusoidal as sin
+    from posviz.figures import sinusoidal as sinfig
+
+    offsets, dot, cosine = sin.sinusoidal_offset_profile(64, 32)
+    fig = sinfig.dual_lines(offsets, ("dot", dot), ("cos", cosine), title="t", x_title="k")
+    left, right = fig.layout.yaxis, fig.layout.yaxis2
+    assert left.tickmode == right.tickmode == "auto"
+    assert right.overlaying == "y"
+    np.testing.assert_allclose(np.array(right.range) * 16, left.range, rtol=1e-12)
+    assert left.range[0] < dot.min() and left.range[1] > dot.max()
+    rng = np.random.default_rng(0)
+    unrelated = sinfig.dual_lines(offsets, ("a", dot), ("b", rng.normal(size=dot.size)), title="t", x_title="k")
+    assert unrelated.layout.yaxis.range is None and unrelated.layout.yaxis2.range is None
