@@ -46,9 +46,7 @@ def bias_tab():
             x_title=t("axis.head"),
             y_title=t("axis.slope"),
         ),
-        notice=t(
-            "alibi.slopes.notice.power" if c == n_heads else "alibi.slopes.notice", n=n_heads, c=c, extra=n_heads - c
-        ),
+        notice=t("alibi.slopes.notice.power" if c == n_heads else "alibi.slopes.notice"),
         key="slopes",
         data={"head": range(n_heads), "slope": slopes, "from_2c_heads": origin},
         name="alibi-slopes",
