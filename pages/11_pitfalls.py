@@ -74,10 +74,10 @@ def versions(*, correct: str, buggy: str):
     left, right = st.columns(2)
     with left:
         st.markdown(t("pitfalls.fix"))
-        st.code(correct, language="python")
+        st.code(correct, language="python", wrap_lines=True)
     with right:
         st.markdown(t("pitfalls.bug"))
-        st.code(buggy, language="python")
+        st.code(buggy, language="python", wrap_lines=True)
     return left, right
 
 
@@ -157,8 +157,8 @@ def exponent_tab() -> None:
             n=n,
             ok=still["correct"],
             bug=still[variant],
-            radius_ok=f"{radius['correct'].max():.1e}",
-            radius_bug=f"{radius[variant].max():.2f}",
+            radius_ok=f"{radius['correct'].max():.2g}",
+            radius_bug=f"{radius[variant].max():.2g}",
         )
     )
     st.success(t("pitfalls.exponent.fix"))

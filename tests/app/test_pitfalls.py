@@ -238,6 +238,10 @@ def test_the_unit_circle_plot_shows_rounding_as_zero():
     assert radius["layout"]["yaxis"].get("type", "linear") == "linear"
     reference = radius["data"][2]
     assert reference["name"] == tr("en", "pitfalls.reference.radius") and set(as_array(reference["y"])) == {1.0}
+    # the signature writes both departures alike: rounding in the buggy table is not printed as a clean 0.00
+    signature = next(m.value for m in at.markdown if "(buggy)" in m.value)
+    good, bad = ys(radius)[:2]
+    assert f"{good.max():.2g} (correct) vs {bad.max():.2g} (buggy)" in signature
     at = open_page("pitfalls", query={"n": "128", "d": "128", "bug": "cos_shift"})
     radius = figures(at)[3]
     low, high = y_range(radius)
