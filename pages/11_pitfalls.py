@@ -14,6 +14,10 @@ MAX_N, MAX_D = 4096, 1024  # the pitfalls show at these sizes; larger tables add
 PAIRWISE = 512  # positions compared pairwise (similarity, offsets, nearest neighbour)
 MIX_TOKENS, MIX_POSITIONS = 8, 16
 DUMMY_SEQUENCE = 4  # the length of the dummy batches whose errors are shown
+#: Error plots start at zero and reach at least the level that means "large" (a pair as far off the unit circle as
+#: it can be, a spread as large as the dot products, one whole position); log error plots stop at ERROR_FLOOR.
+LARGE_ERROR = 1.0
+ERROR_FLOOR = 1e-10
 
 CODE = {
     "correct": "for i in range(0, d, 2):\n"
@@ -64,20 +68,22 @@ with controls():
         base = widgets.log_number(FAMILY.param("base"), key="base")
 
 
-def side_by_side(bug: str, fix: str) -> None:
-    """The buggy code and the correct code in two columns."""
+def versions(*, correct: str, buggy: str):
+    """The correct code (left) and the buggy code (right) in two columns, returned as ``(correct, buggy)`` so that
+    each version's figures are drawn under its own code, in its own column."""
     left, right = st.columns(2)
     with left:
-        st.markdown(t("pitfalls.bug"))
-        st.code(bug, language="python")
-    with right:
         st.markdown(t("pitfalls.fix"))
-        st.code(fix, language="python")
+        st.code(correct, language="python", wrap_lines=True)
+    with right:
+        st.markdown(t("pitfalls.bug"))
+        st.code(buggy, language="python", wrap_lines=True)
+    return left, right
 
 
 def error_box(label: str, message: str) -> None:
     st.markdown(label)
-    st.code(message, language="text")
+    st.code(message, language="text", wrap_lines=True)
 
 
 def table_heatmap(kind: str, title: str, key: str) -> None:
@@ -101,11 +107,10 @@ def exponent_tab() -> None:
         horizontal=True,
     )
     st.markdown(t(f"pitfalls.exponent.what.{variant}"))
-    side_by_side(CODE[variant], CODE["correct"])
-    left, right = st.columns(2)
-    with left:
+    correct_column, buggy_column = versions(correct=CODE["correct"], buggy=CODE[variant])
+    with correct_column:
         table_heatmap("correct", t("pitfalls.exponent.correct"), "table_ok")
-    with right:
+    with buggy_column:
         table_heatmap(variant, t(f"pitfalls.exponent.buggy.{variant}"), "table_bug")
     motion = {
         kind: cache.call(pitfalls.signature, "column_motion", kind, n, d, base=base) for kind in ("correct", variant)
@@ -137,6 +142,7 @@ def exponent_tab() -> None:
             title=t("pitfalls.exponent.radius"),
             x_title=t("axis.pair"),
             y_title=t("pitfalls.axis.radius"),
+            scale=(LARGE_ERROR, t("pitfalls.reference.radius")),
         ),
         notice=t("pitfalls.exponent.radius.notice"),
         key="radius",
@@ -151,8 +157,8 @@ def exponent_tab() -> None:
             n=n,
             ok=still["correct"],
             bug=still[variant],
-            radius_ok=f"{radius['correct'].max():.1e}",
-            radius_bug=f"{radius[variant].max():.2f}",
+            radius_ok=f"{radius['correct'].max():.2g}",
+            radius_bug=f"{radius[variant].max():.2g}",
         )
     )
     st.success(t("pitfalls.exponent.fix"))
@@ -160,14 +166,9 @@ def exponent_tab() -> None:
 
 def axes_tab() -> None:
     st.markdown(t("pitfalls.axes.what"))
-    side_by_side(CODE["axes.bug"], CODE["axes.fix"])
-    if n == d:
-        st.info(t("pitfalls.axes.silent", n=n))
-    else:
-        error_box(t("pitfalls.axes.error", n=n, d=d), cache.call(pitfalls.torch_add_error, (n, d), (d, n)))
+    columns = versions(correct=CODE["axes.fix"], buggy=CODE["axes.bug"])
     m = min(n, PAIRWISE)
-    left, right = st.columns(2)
-    for column, kind in ((left, "correct"), (right, "swapped")):
+    for column, kind in zip(columns, ("correct", "swapped"), strict=True):
         similarity = cache.call(pitfalls.signature, "similarity", kind, m, d, base=base)
         with column:
             show(
@@ -177,6 +178,11 @@ def axes_tab() -> None:
                 data=similarity,
                 name=f"pitfalls_similarity_{kind}",
             )
+    with columns[1]:  # what torch says about the buggy code without its transpose
+        if n == d:
+            st.info(t("pitfalls.axes.silent", n=n))
+        else:
+            error_box(t("pitfalls.axes.error", n=n, d=d), cache.call(pitfalls.torch_add_error, (n, d), (d, n)))
     spread = {
         kind: cache.call(pitfalls.signature, "offset_dependence", kind, m, d, base=base)
         for kind in ("correct", "swapped")
@@ -189,6 +195,7 @@ def axes_tab() -> None:
             title=t("pitfalls.axes.offset"),
             x_title=t("pitfalls.axis.offset"),
             y_title=t("pitfalls.axis.spread"),
+            scale=(LARGE_ERROR, t("pitfalls.reference.spread")),
         ),
         notice=t("pitfalls.axes.offset.notice"),
         key="axes_offset",
@@ -208,7 +215,7 @@ def axes_tab() -> None:
 
 def zero_tab() -> None:
     st.markdown(t("pitfalls.zero.what"))
-    side_by_side(CODE["zero.bug"], CODE["zero.fix"])
+    versions(correct=CODE["zero.fix"], buggy=CODE["zero.bug"])
     m = min(n, PAIRWISE)
     if m < 2:
         st.warning(t("pitfalls.zero.one"))
@@ -236,13 +243,12 @@ def zero_tab() -> None:
 
 def scale_tab() -> None:
     st.markdown(t("pitfalls.scale.what"))
-    side_by_side(CODE["scale.bug"], CODE["scale.fix"])
+    columns = versions(correct=CODE["scale.fix"], buggy=CODE["scale.bug"])
     results = {
         scaled: cache.call(pitfalls.mix_signature, d, MIX_TOKENS, MIX_POSITIONS, scaled=scaled, base=base)
         for scaled in (True, False)
     }
-    left, right = st.columns(2)
-    for column, scaled in ((left, True), (right, False)):
+    for column, scaled in zip(columns, (True, False), strict=True):
         similarity, same_position, same_token, ratio = results[scaled]
         name = "scaled" if scaled else "unscaled"
         with column:
@@ -271,7 +277,7 @@ def scale_tab() -> None:
             )
     st.markdown(t("pitfalls.scale.inputs", tokens=MIX_TOKENS, positions=MIX_POSITIONS))
     st.subheader(t("pitfalls.combine.header"))
-    side_by_side(CODE["multiply"], CODE["scale.fix"])
+    versions(correct=CODE["scale.fix"], buggy=CODE["multiply"])
     lost = {how: cache.call(pitfalls.lost_dimensions, n, d, combine=how, base=base) for how in pitfalls.COMBINES}
     show(
         pfig.versus(
@@ -316,7 +322,7 @@ def shape_tab() -> None:
             bind="query-params",
             help=t("pitfalls.ctl.dpos.help"),
         )
-    side_by_side(CODE["shape.bug"].format(a=d_tok, b=d_pos), CODE["shape.fix"])
+    versions(correct=CODE["shape.fix"], buggy=CODE["shape.bug"].format(a=d_tok, b=d_pos))
     if d_tok == d_pos:
         st.info(t("pitfalls.shape.same", d=d_tok))
     else:
@@ -350,7 +356,7 @@ def rope_tab() -> None:
         head_dim = st.slider(
             t("pitfalls.ctl.hd"), 2, 256, 64, step=2, key="hd", bind="query-params", help=t("pitfalls.ctl.hd.help")
         )
-    side_by_side(CODE["rope.bug"], CODE["rope.fix"])
+    versions(correct=CODE["rope.fix"], buggy=CODE["rope.bug"])
     offsets, trained, inference = cache.call(pitfalls.pairing_scores, head_dim, n, base=base)
     show(
         pfig.versus(
@@ -377,7 +383,7 @@ def alibi_tab() -> None:
         heads = st.slider(
             t("pitfalls.ctl.heads"), 1, 64, 12, key="heads", bind="query-params", help=t("pitfalls.ctl.heads.help")
         )
-    side_by_side(CODE["alibi.bug"], CODE["alibi.fix"])
+    versions(correct=CODE["alibi.fix"], buggy=CODE["alibi.bug"])
     paper = cache.call(posviz.alibi_slopes, heads)
     naive = cache.call(pitfalls.naive_alibi_slopes, heads)
     show(
@@ -425,7 +431,7 @@ def index_tab() -> None:
             bind="query-params",
             help=t("pitfalls.ctl.pos.help"),
         )
-    side_by_side(CODE["index.bug"].format(rows=rows, pos=position), CODE["index.fix"])
+    versions(correct=CODE["index.fix"], buggy=CODE["index.bug"].format(rows=rows, pos=position))
     if position < rows:
         st.info(t("pitfalls.index.inside", pos=position, rows=rows))
     else:
@@ -447,7 +453,7 @@ def float16_tab() -> None:
             bind="query-params",
             help=t("pitfalls.ctl.span.help"),
         )
-    side_by_side(CODE["float16.bug"], CODE["float16.fix"])
+    versions(correct=CODE["float16.fix"], buggy=CODE["float16.bug"])
     positions, err16, err32 = cache.call(pitfalls.position_rounding, span)
     show(
         cache.figure(
@@ -458,6 +464,7 @@ def float16_tab() -> None:
             title=t("pitfalls.float16.rounding"),
             x_title=t("axis.position"),
             y_title=t("pitfalls.axis.rounding"),
+            scale=(LARGE_ERROR, t("pitfalls.reference.position")),
         ),
         notice=t("pitfalls.float16.rounding.notice"),
         key="rounding",
@@ -475,7 +482,7 @@ def float16_tab() -> None:
             title=t("pitfalls.float16.error", d=d),
             x_title=t("axis.position"),
             y_title=t("pitfalls.axis.error"),
-            log_y=True,
+            floor=(ERROR_FLOOR, t("pitfalls.reference.floor", floor=f"{ERROR_FLOOR:.0e}")),
         ),
         notice=t("pitfalls.float16.error.notice"),
         key="fp_error",

@@ -49,7 +49,7 @@ def slots(tokens) -> list[str]:
     return [f"{i} {token}" for i, token in enumerate(tokens)]
 
 
-def sentence_controls() -> tuple[str, int, bool, bool]:
+def sentence_controls() -> tuple[str, int, bool, bool, bool]:
     left, right = st.columns([3, 2])
     with left:
         example = widgets.url_radio(
@@ -74,16 +74,19 @@ def sentence_controls() -> tuple[str, int, bool, bool]:
             t("home.ctl.seed"), 0, 9999, 0, key="seed", bind="query-params", help=t("home.ctl.seed.help")
         )
         positions = st.toggle(t("home.ctl.pe"), False, key="pe", bind="query-params", help=t("home.ctl.pe.help"))
+        causal = st.toggle(
+            t("home.ctl.causal"), False, key="causal", bind="query-params", help=t("home.ctl.causal.help")
+        )
         back = st.toggle(t("home.ctl.back"), False, key="back", bind="query-params", help=t("home.ctl.back.help"))
-    return sentence, int(seed), positions, back
+    return sentence, int(seed), positions, causal, back
 
 
-def shuffle_section(sentence: str, seed: int, positions: bool, back: bool) -> None:
-    result = cache.call(demo.shuffle_demo, sentence, seed, positions=positions)
+def shuffle_section(sentence: str, seed: int, positions: bool, causal: bool, back: bool) -> None:
+    result = cache.call(demo.shuffle_demo, sentence, seed, positions=positions, causal=causal)
     if result.truncated:
         st.info(t("home.demo.truncated", total=result.n_found, shown=len(result.tokens)))
     st.markdown(t("home.demo.orders", original=chips(result.tokens), shuffled=chips(result.shuffled_tokens)))
-    mode = "pe" if positions else "plain"
+    mode = "pe" if positions else "causal" if causal else "plain"
     right, right_tokens = (
         (result.sorted_back, result.tokens) if back else (result.shuffled_weights, result.shuffled_tokens)
     )
@@ -130,6 +133,12 @@ def shuffle_section(sentence: str, seed: int, positions: bool, back: bool) -> No
         name="home_distance",
     )
     st.markdown(t("home.demo.max", value=f"{result.largest_distance:.2g}", scale=f"{result.typical_norm:.2g}"))
+    if mode == "causal":
+        kept = [token for token, same in zip(result.tokens, result.same_prefix, strict=True) if same]
+        n = len(result.tokens)
+        st.markdown(
+            t("home.demo.kept", kept=len(kept), n=n, tokens=chips(kept)) if kept else t("home.demo.kept.none", n=n)
+        )
 
 
 def tour() -> None:
@@ -160,7 +169,10 @@ def tools() -> None:
 intro("home")
 st.subheader(t("home.demo"))
 st.markdown(t("home.demo.how"))
-st.latex(r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X) \qquad \mathrm{Attn}(PX + PE) \neq P\,\mathrm{Attn}(X + PE)")
+st.latex(
+    r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X) \qquad \mathrm{Attn}(PX + PE) \neq P\,\mathrm{Attn}(X + PE)"
+    r"\qquad \mathrm{Attn}_{\text{causal}}(PX) \neq P\,\mathrm{Attn}_{\text{causal}}(X)"
+)
 with controls():
     choice = sentence_controls()
 with errors_shown():

@@ -23,9 +23,19 @@ def _clamped(key: str, hi: int) -> None:
         st.session_state[key] = hi
 
 
+def agreeing_heads(agree) -> str:
+    """The heads (numbered from 0, as on the page) where a per-head test holds, in words: "head 0", "none"."""
+    heads = [str(h) for h in agree.nonzero()[0]]
+    if not heads:
+        return t("alibi.article.which.none")
+    return t(
+        "alibi.article.which.one" if len(heads) == 1 else "alibi.article.which.many",
+        heads=t("alibi.article.which.sep").join(heads),
+    )
+
+
 def bias_tab():
     """Every head's slope, and the bias matrix of the chosen head."""
-    origin = cache.call(alibi.alibi_slope_origin, n_heads)
     show(
         alibi_figures.slopes_by_origin(
             [str(h) for h in range(n_heads)],
@@ -36,7 +46,7 @@ def bias_tab():
             x_title=t("axis.head"),
             y_title=t("axis.slope"),
         ),
-        notice=t("alibi.slopes.notice"),
+        notice=t("alibi.slopes.notice.power" if c == n_heads else "alibi.slopes.notice"),
         key="slopes",
         data={"head": range(n_heads), "slope": slopes, "from_2c_heads": origin},
         name="alibi-slopes",
@@ -102,7 +112,8 @@ def article_tab():
             rows.append(
                 {
                     t("alibi.col.heads"): n,
-                    t("alibi.article.col.agree"): ", ".join(str(h) for h in agree.nonzero()[0]) or "—",
+                    t("alibi.article.col.count"): int(agree.sum()),
+                    t("alibi.article.col.which"): agreeing_heads(agree),
                     t("alibi.article.col.paper_min"): f"{paper.min():.4g}",
                     t("alibi.article.col.article_min"): f"{article.min():.4g}",
                 }
@@ -275,6 +286,8 @@ with errors_shown():
         with c4:
             causal = widgets.toggle(FAMILY.param("causal"), key="causal")
     slopes = cache.call(posviz.alibi_slopes, n_heads)
-    origin_names = (t("alibi.origin.c"), t("alibi.origin.extra"), t("alibi.origin.unused"))
+    origin = cache.call(alibi.alibi_slope_origin, n_heads)
+    c = int((origin == 0).sum())  # the largest power of two <= n_heads: the heads whose slopes are those of c heads
+    origin_names = tuple(t(f"alibi.origin.{use}", c=c, c2=2 * c) for use in ("c", "extra", "unused"))
     DRAW = {"bias": bias_tab, "origin": origin_tab, "article": article_tab, "row": row_tab, "long": long_tab}
     lazy_tabs("alibi", DRAW)  # only the open tab computes

@@ -12,6 +12,15 @@ For any permutation matrix P, (P X) W = P (X W) and softmax(P S P^T) = P softmax
 outputs, each token's own output is unchanged. Adding a position table PE (a function of the slot, not of the
 token) breaks it, because P (X + PE) != P X + PE:  Attn(P X + PE) != P Attn(X + PE).
 
+A causal mask breaks it too, with no position table at all. The mask M (query i sees keys j <= i) belongs to the
+slots, and P M P^T != M, so Attn_M(P X) != P Attn_M(X): the output in slot i is attention over the tokens in slots
+0 .. i, and which tokens those are depends on the order (the first token attends to itself alone, every later
+one to a longer prefix). That is how decoder-only language models without any position encoding still learn
+positions (Haviv et al., 2022, "Transformer Language Models without Positional Encodings Still Learn Positional
+Information", Findings of EMNLP 2022, arXiv:2203.16634; Kazemnejad et al., 2023, "The Impact of Positional Encoding
+on Length Generalization in Transformers", NeurIPS 2023, arXiv:2305.19466). Attention over a prefix is still blind
+to the order within it: a token keeps its output exactly when the same tokens precede it in both orders.
+
 Everything here is small and deterministic: token vectors come from a fixed random table indexed by a hash of the
 token string (no vocabulary, no download), the projections from a fixed seed.
 """
@@ -86,17 +95,21 @@ def projections(d_model: int = D_MODEL, seed: int = PROJECTION_SEED) -> tuple[np
     return w[0], w[1], w[2]
 
 
-def self_attention(x, w_q, w_k, w_v) -> tuple[np.ndarray, np.ndarray]:
-    """``(weights, outputs)`` of one head without a mask:
+def self_attention(x, w_q, w_k, w_v, *, causal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """``(weights, outputs)`` of one head, without a mask or with a causal one:
 
-        A = softmax(Q K^T / sqrt(d)) row by row,   outputs = A V,   Q = x W_Q, K = x W_K, V = x W_V,
+        A = softmax(Q K^T / sqrt(d) + M) row by row,   outputs = A V,   Q = x W_Q, K = x W_K, V = x W_V,
 
-    with d the width of the queries (Vaswani et al., 2017, equation 1). The softmax subtracts each row's maximum
-    first, which leaves it unchanged and keeps exp from overflowing.
+    with d the width of the queries (Vaswani et al., 2017, equation 1) and M = 0, or with ``causal`` M[i, j] = -inf
+    for j > i (the decoder's mask, section 3.2.3: query i sees keys 0 .. i only, and gets weight 0 on the others).
+    The softmax subtracts each row's maximum first, which leaves it unchanged and keeps exp from overflowing.
     """
     x = np.asarray(x, dtype=np.float64)
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     scores = q @ k.T / np.sqrt(q.shape[1])
+    if causal:
+        n = scores.shape[0]
+        scores = np.where(np.arange(n)[None, :] > np.arange(n)[:, None], -np.inf, scores)
     weights = np.exp(scores - scores.max(axis=1, keepdims=True))
     weights /= weights.sum(axis=1, keepdims=True)
     return weights, weights @ v
@@ -113,6 +126,7 @@ def shuffle_order(n_tokens: int, seed: int) -> np.ndarray:
 class ShuffleDemo:
     """One head of self-attention over a sentence and over a shuffle of it.
 
+    ``positions`` and ``causal`` say whether a position table was added and whether a causal mask was applied.
     ``order[j]`` is the token in slot j of the shuffle; ``back`` its inverse (token i sits in slot ``back[i]``).
     ``weights`` and ``outputs`` belong to the sentence as written, ``shuffled_weights`` and ``shuffled_outputs``
     to the shuffle, row j = slot j; ``sorted_back`` is ``shuffled_weights`` with rows and columns put back into
@@ -133,6 +147,7 @@ class ShuffleDemo:
     shuffled_outputs: np.ndarray
     distance: np.ndarray
     output_norm: np.ndarray
+    causal: bool = False
 
     def __post_init__(self) -> None:
         for value in vars(self).values():
@@ -148,6 +163,20 @@ class ShuffleDemo:
         return self.n_found > len(self.tokens)
 
     @property
+    def same_prefix(self) -> np.ndarray:
+        """Per token i of the sentence as written: whether the same tokens (counted with repeats, compared by
+        text) fill the slots up to and including it in both orders. Under a causal mask exactly these tokens keep
+        their output, since attention over a prefix does not see the order within it.
+
+        C[s, u] = number of tokens u in slots 0 .. s (a cumulative sum of one-hot rows); token i sits in slot i
+        as written and in slot ``back[i]`` in the shuffle, so the answer is C[i] == C_shuffled[back[i]].
+        """
+        _, vocab = np.unique(np.array(self.tokens, dtype=str), return_inverse=True)
+        one_hot = np.eye(vocab.max() + 1, dtype=np.int64)[vocab]
+        counts, shuffled = np.cumsum(one_hot, axis=0), np.cumsum(one_hot[self.order], axis=0)
+        return (counts == shuffled[self.back]).all(axis=1)
+
+    @property
     def largest_distance(self) -> float:
         return float(self.distance.max())
 
@@ -158,13 +187,21 @@ class ShuffleDemo:
 
 
 def shuffle_demo(
-    sentence: str, seed: int = 0, *, positions: bool = False, max_tokens: int = MAX_TOKENS, d_model: int = D_MODEL
+    sentence: str,
+    seed: int = 0,
+    *,
+    positions: bool = False,
+    max_tokens: int = MAX_TOKENS,
+    d_model: int = D_MODEL,
+    causal: bool = False,
 ) -> ShuffleDemo:
     """Attend over ``sentence`` (its first ``max_tokens`` tokens) and over its shuffle by ``seed``.
 
     Without ``positions`` the inputs are the token vectors X and P X; with it the sinusoidal table PE of
-    Vaswani et al. (2017, section 3.5) is added by slot, X + PE and P X + PE. By the equivariance of the module
-    docstring, ``distance`` is zero (up to rounding, ~1e-16) without positions and not with them.
+    Vaswani et al. (2017, section 3.5) is added by slot, X + PE and P X + PE. ``causal`` applies the decoder's
+    causal mask in both orders. By the module docstring, ``distance`` is zero (up to rounding, ~1e-16) without
+    positions and without the mask; with positions, or with the mask alone, it is not: under the mask a token keeps
+    its output only when the same tokens precede it in both orders.
     """
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
         raise ValueError(f"the shuffle seed must be a whole number 0 or more, got {seed!r}")
@@ -187,8 +224,8 @@ def shuffle_demo(
         pe = sinusoidal(n, d_model)
         x, shuffled_x = x + pe, shuffled_x + pe
     w = projections(d_model)
-    weights, outputs = self_attention(x, *w)
-    shuffled_weights, shuffled_outputs = self_attention(shuffled_x, *w)
+    weights, outputs = self_attention(x, *w, causal=causal)
+    shuffled_weights, shuffled_outputs = self_attention(shuffled_x, *w, causal=causal)
     return ShuffleDemo(
         tokens=tokens,
         n_found=len(found),
@@ -202,4 +239,5 @@ def shuffle_demo(
         shuffled_outputs=shuffled_outputs,
         distance=np.linalg.norm(outputs - shuffled_outputs[back], axis=1),
         output_norm=np.linalg.norm(outputs, axis=1),
+        causal=bool(causal),
     )

@@ -1,5 +1,10 @@
 """Figures of the Pitfalls page: the correct version and the buggy one on the same axes, in the same two colours
-on every tab (blue: correct, red: buggy)."""
+on every tab (blue: correct, red: buggy).
+
+An error plot never lets its axis zoom into rounding noise: on a linear axis it starts at 0 and reaches at least a
+reference level that says what a large error is (``scale``), drawn as a dotted line; on a log axis it stops at a
+floor (``floor``), on which smaller errors and exact zeros are drawn, also a dotted line with its label.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import plotly.graph_objects as go
 from .base import style
 
 CORRECT, BUGGY = "#1f77b4", "#d62728"
+REFERENCE = "#7f7f7f"
 
 
 def versus(
@@ -22,22 +28,52 @@ def versus(
     log_y: bool = False,
     markers: bool = False,
     height: int = 360,
+    scale: tuple[float, str] | None = None,
+    floor: tuple[float, str] | None = None,
 ) -> go.Figure:
     """Two lines over the shared ``x``: ``data[0]`` the correct version (solid blue), ``data[1]`` the buggy one
-    (dashed red). Each of ``correct`` and ``buggy`` is ``(name, y)``."""
+    (dashed red). Each of ``correct`` and ``buggy`` is ``(name, y)``.
+
+    For an error plot give one of:
+
+    ``scale = (level, name)``: a linear y axis from 0 to 1.08 max(level, largest y), with a dotted line at
+    ``level`` named ``name`` as ``data[2]``; an error of 1e-16 then lies on the zero line instead of filling the
+    plot.
+    ``floor = (level, name)``: a log y axis that stops at ``level``; values below it (exact zeros too, which a log
+    axis would drop) are drawn on the floor, a dotted line named ``name`` as ``data[2]``.
+    """
+    if scale is not None and floor is not None:
+        raise ValueError("an error plot takes either a linear scale or a log floor, not both")
     fig = go.Figure()
     mode = "lines+markers" if markers else "lines"
-    for (name, y), colour, dash in ((correct, CORRECT, "solid"), (buggy, BUGGY, "dash")):
+    x = np.asarray(x)
+    lines = [np.asarray(y, dtype=np.float64) for _, y in (correct, buggy)]
+    if floor is not None:
+        lines = [np.maximum(y, floor[0]) for y in lines]
+    for (name, _), y, colour, dash in zip((correct, buggy), lines, (CORRECT, BUGGY), ("solid", "dash"), strict=True):
+        fig.add_trace(go.Scatter(x=x, y=y, mode=mode, name=name, line={"color": colour, "dash": dash, "width": 2}))
+    top = max([float(np.nanmax(y)) for y in lines if y.size and np.isfinite(y).any()], default=0.0)
+    if scale is not None or floor is not None:
+        level, name = scale if scale is not None else floor
+        ends = np.array([x.min(), x.max()]) if x.size else np.zeros(2)
         fig.add_trace(
             go.Scatter(
-                x=np.asarray(x),
-                y=np.asarray(y, dtype=np.float64),
-                mode=mode,
+                x=ends,
+                y=np.full(2, float(level)),
+                mode="lines",
                 name=name,
-                line={"color": colour, "dash": dash, "width": 2},
+                line={"color": REFERENCE, "dash": "dot", "width": 1.5},
+                hoverinfo="skip",
             )
         )
-    if log_y:
+    if scale is not None:
+        fig.update_yaxes(type="linear", range=[0.0, 1.08 * max(float(scale[0]), top)])
+    elif floor is not None:
+        low = np.log10(floor[0])
+        fig.update_yaxes(
+            type="log", range=[low - 0.3, max(np.log10(max(top, floor[0])), low + 1) + 0.3], exponentformat="power"
+        )
+    elif log_y:
         fig.update_yaxes(type="log", exponentformat="power")
     fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
     return style(fig, title, x_title, y_title, height)

@@ -3,6 +3,9 @@ in both languages; nonsense in the URL falls back to the defaults."""
 
 from __future__ import annotations
 
+import json
+import math
+
 import numpy as np
 import pytest
 
@@ -47,7 +50,10 @@ def check_lessons(view: TabbedView, *, n_heads, query, seed, train, lang="en"):
     assert len(set(colours[origin == 0])) == 1 and len(set(colours[origin == 1])) <= 1
     assert not set(colours[origin == 0]) & set(colours[origin == 1])  # coloured by origin
     legend = [trace["name"] for trace in slopes["data"][1:]]
-    assert legend == [tr(lang, key) for key in ("alibi.origin.c", "alibi.origin.extra")[: len(set(origin))]]
+    c = largest_power_of_two(n_heads)
+    names = [tr(lang, f"alibi.origin.{use}", c=c, c2=2 * c) for use in ("c", "extra")]
+    assert legend == names[: len(set(origin))]
+    assert f"c = {c}" in legend[0]  # the legend says what c is here
 
     rungs, use = alibi.alibi_slope_ladder(n_heads)
     for trace, u in zip(ladder["data"], [u for u in (0, 1, 2) if (use == u).any()], strict=True):
@@ -104,11 +110,49 @@ def test_url_view_lessons(url_view):
     assert tr("en", "alibi.ladder.notice") in url_view.captions
 
 
-def test_agreement_table_lists_where_the_article_meets_the_paper():
-    table = open_page("alibi", query={"tab": "article"}).dataframe[0].value
-    agree = table[tr("en", "alibi.article.col.agree")].tolist()
-    expected = [", ".join(map(str, np.flatnonzero(alibi.article_slopes_agree(n)))) or "—" for n in (8, 12, 16)]
-    assert agree == expected == ["0", "—", "0"]
+def largest_power_of_two(n: int) -> int:
+    """c of the ALiBi paper's get_slopes: 2 ** floor(log2 n), the largest power of two not above n."""
+    return 2 ** math.floor(math.log2(n))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_agreement_table_says_how_many_heads_agree_and_which(lang):
+    """Paper against the article's 2^(-(8 + k)/n), k = 0 .. n - 1, recomputed here: one column counts the heads
+    that agree, the other names them (numbered from 0 like every head on the page), so "0" is never ambiguous."""
+    table = open_page("alibi", query={"tab": "article"}, lang=lang).dataframe[0].value
+    count = table[tr(lang, "alibi.article.col.count")].tolist()
+    which = table[tr(lang, "alibi.article.col.which")].tolist()
+    agree = [
+        np.flatnonzero(np.isclose(posviz.alibi_slopes(n), 2.0 ** (-(8.0 + np.arange(n)) / n), rtol=1e-12, atol=0))
+        for n in (8, 12, 16)
+    ]
+    assert count == [len(a) for a in agree] == [1, 0, 1]
+    assert which == [
+        tr(lang, "alibi.article.which.one", heads="0"),
+        tr(lang, "alibi.article.which.none"),
+        tr(lang, "alibi.article.which.one", heads="0"),
+    ]
+    assert which[0] != "0" and which[1] != "0" and which[0] != which[1]  # a head and a count never read alike
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("n_heads", [12, 8, 5])
+def test_c_is_defined_where_the_slopes_are_drawn(n_heads, lang):
+    at = open_page("alibi", query={"heads": str(n_heads)}, lang=lang)
+    assert_clean(at)
+    c = largest_power_of_two(n_heads)
+    slopes = at.get("plotly_chart")[0]
+    legend = [trace["name"] for trace in json.loads(slopes.proto.spec)["data"][1:]]
+    assert legend[0] == tr(lang, "alibi.origin.c", c=c, c2=2 * c)
+    assert f"c = {c}" in legend[0]  # the legend gives this page's c ...
+    notice = tr(lang, "alibi.slopes.notice.power" if c == n_heads else "alibi.slopes.notice")
+    assert notice in [caption.value for caption in at.caption]
+    definition = {"en": "largest power of two not above", "zh": "不超过"}[lang]
+    assert definition in notice and "2c" in notice  # ... and the caption says what c is and where 2c comes in
+    if c != n_heads:
+        assert legend[1] == tr(lang, "alibi.origin.extra", c=c, c2=2 * c) and f"2c = {2 * c}" in legend[1]
+    else:
+        assert "c = n" in notice
 
 
 def test_chinese_view_has_the_same_numbers(default_tabs):

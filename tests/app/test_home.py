@@ -1,6 +1,6 @@
 """The Home page's shuffle demo: the charts hold the core's attention weights and distances (zero without
-positions, clearly not with them), the controls round-trip through the URL, both languages, nonsense in the URL,
-and the tour's links open the right views."""
+positions and without a mask, clearly not with positions, nor with a causal mask alone), the controls round-trip
+through the URL, both languages, nonsense in the URL, and the tour's links open the right views."""
 
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ def bars(fig: dict) -> tuple[np.ndarray, np.ndarray]:
     return as_array(bar["y"]), as_array(reference["y"])
 
 
-def check_charts(at, sentence: str, seed: int, positions: bool, back: bool) -> demo.ShuffleDemo:
+def check_charts(at, sentence: str, seed: int, positions: bool, back: bool, causal: bool = False) -> demo.ShuffleDemo:
     """The two charts are the core's ``shuffle_demo`` for these settings, and say so in their labels."""
     assert_clean(at)
-    expected = demo.shuffle_demo(sentence, seed, positions=positions)
+    expected = demo.shuffle_demo(sentence, seed, positions=positions, causal=causal)
     attention, distance = figures(at)
     left, right = attention_panels(attention)
     assert_matrix(left, expected.weights, what="as written")
@@ -71,14 +71,73 @@ def test_switching_positions_on_breaks_it():
     assert tr("en", "home.distance.notice.pe") in [c.value for c in at.caption]
 
 
+def masked_head(x: np.ndarray) -> np.ndarray:
+    """One head with the decoder's mask, written here: query i takes a softmax over the keys 0 .. i only."""
+    w_q, w_k, w_v = demo.projections()
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ k.T / np.sqrt(q.shape[1])
+    scores[np.triu_indices(len(x), 1)] = -np.inf
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (weights / weights.sum(axis=1, keepdims=True)) @ v
+
+
+@pytest.mark.parametrize("example", ["dog", "zh_dog"])
+def test_a_causal_mask_without_positions_changes_the_outputs(example):
+    """Without positions the head only permutes its outputs (distances 0); switch the causal mask on and the
+    shuffled sentence gets other outputs, as a masked head computed here says (Haviv et al., 2022)."""
+    at = open_page("home", query={"ex": example})
+    sentence = demo.EXAMPLES[example]
+    check_charts(at, sentence, 0, positions=False, back=False)
+    bar, _ = bars(figures(at)[1])
+    assert bar.max() < 1e-12
+    left, right = attention_panels(figures(at)[0])
+    order = demo.shuffle_order(len(demo.tokenize(sentence)), 0)
+    assert_matrix(right, left[np.ix_(order, order)], atol=1e-6, what="a permuted copy")
+
+    at.toggle(key="causal").set_value(True).run()
+    expected = check_charts(at, sentence, 0, positions=False, back=False, causal=True)
+    x = demo.token_embeddings(demo.tokenize(sentence))
+    outputs, shuffled = masked_head(x), masked_head(x[order])
+    moved = np.linalg.norm(outputs - shuffled[np.argsort(order)], axis=1)
+    attention, distance = figures(at)
+    bar, reference = bars(distance)
+    np.testing.assert_allclose(bar, moved, rtol=1e-9, atol=1e-12)
+    assert bar.max() > 0.5 * reference.mean()  # on the scale of the outputs, not of rounding
+    left, right = attention_panels(attention)
+    assert np.abs(right - left[np.ix_(order, order)]).max() > 0.05  # not merely permuted
+    captions = [c.value for c in at.caption]
+    assert tr("en", "home.attention.notice.causal") in captions and tr("en", "home.distance.notice.causal") in captions
+    assert tr("en", "home.demo.kept.none", n=len(order)) in [m.value for m in at.markdown]
+    assert not expected.same_prefix.any()
+
+
+def test_tokens_with_the_same_prefix_keep_their_output_under_the_mask():
+    at = open_page("home", query={"seed": "41", "causal": "true"}, lang="zh")
+    expected = check_charts(at, demo.EXAMPLES["dog"], 41, positions=False, back=False, causal=True)
+    bar, _ = bars(figures(at)[1])
+    assert bar[2:].max() < 1e-12 < 1e-3 < bar[:2].min()  # "dog the bit the man": from "bit" on, nothing moved
+    kept = tr("zh", "home.demo.kept", kept=3, n=5, tokens="`bit` `the` `man`")
+    assert kept in [m.value for m in at.markdown]
+    assert expected.same_prefix.tolist() == [False, False, True, True, True]
+    assert at.toggle(key="causal").label == tr("zh", "home.ctl.causal")
+
+
 def test_own_sentence_seed_and_toggles_round_trip_through_the_url():
-    query = {"ex": "own", "text": "colourless green ideas sleep furiously", "seed": "7", "pe": "true", "back": "true"}
+    query = {
+        "ex": "own",
+        "text": "colourless green ideas sleep furiously",
+        "seed": "7",
+        "pe": "true",
+        "back": "true",
+        "causal": "true",
+    }
     at = open_page("home", query=query)
-    check_charts(at, query["text"], 7, positions=True, back=True)
+    check_charts(at, query["text"], 7, positions=True, back=True, causal=True)
     assert at.radio(key="ex").value == "own"
     assert at.text_input(key="text").value == query["text"]
     assert at.number_input(key="seed").value == 7
     assert at.toggle(key="pe").value is True and at.toggle(key="back").value is True
+    assert at.toggle(key="causal").value is True
     assert at.query_params["ex"] == "own"  # the option's code, whatever the language
 
 
@@ -114,6 +173,7 @@ def test_titles_and_notices_in_each_language(lang):
         ({"ex": "klingon"}, {"ex": "dog", "seed": 0, "pe": False}),
         ({"seed": "-3", "pe": "maybe"}, {"ex": "dog", "seed": 0, "pe": False}),
         ({"seed": "abc", "back": "2"}, {"ex": "dog", "seed": 0, "back": False}),
+        ({"causal": "sometimes"}, {"ex": "dog", "seed": 0, "causal": False}),
     ],
 )
 def test_nonsense_in_the_url_falls_back(query, shown):
