@@ -482,7 +482,7 @@ def float16_tab() -> None:
             title=t("pitfalls.float16.error", d=d),
             x_title=t("axis.position"),
             y_title=t("pitfalls.axis.error"),
-            floor=(ERROR_FLOOR, t("pitfalls.reference.floor", floor=f"{ERROR_FLOOR:.0e}")),
+            floor=(ERROR_FLOOR, t("figure.floor", floor=f"{ERROR_FLOOR:.0e}")),
         ),
         notice=t("pitfalls.float16.error.notice"),
         key="fp_error",

@@ -25,6 +25,9 @@ FAMILY = posviz.family("sinusoidal")
 PROJECTION_POSITIONS = {"pca": 2048, "tsne": 512}  # t-SNE of a thousand points costs about two seconds
 REFERENCE_BASES = (100.0, 10_000.0, 1_000_000.0)
 ARTICLE_POSITION = 20_000
+#: Floors of the log error plots: the spread along a diagonal, and the largest error of a row (exact zeros lie on them).
+SPREAD_FLOOR = 1e-17
+ERROR_FLOOR = 1e-12
 
 intro("sinusoidal")
 with controls():
@@ -94,6 +97,7 @@ def distance_tab() -> None:
             x_title=t("sinusoidal.axis.offset"),
             y_title=t("sinusoidal.axis.spread"),
             log_y=True,
+            floor=(SPREAD_FLOOR, t("figure.floor", floor=f"{SPREAD_FLOOR:.0e}")),
         ),
         notice=t("sinusoidal.spread.notice"),
         key="spread",
@@ -339,6 +343,7 @@ def precision_tab() -> None:
         x_title=t("axis.position"),
         y_title=t("sinusoidal.axis.error"),
         log_y=True,
+        floor=(ERROR_FLOOR, t("figure.floor", floor=f"{ERROR_FLOOR:.0e}")),
     )
     for dt, where in (("bfloat16", "bottom right"), ("float16", "top right")):
         if precision.first_merged_position(dt) <= span:

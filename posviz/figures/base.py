@@ -214,16 +214,67 @@ def lines(
     y_title: str,
     log_x: bool = False,
     log_y: bool = False,
+    floor: tuple[float, str] | None = None,
     height: int = 380,
 ) -> go.Figure:
-    """One line per entry of ``series`` (name -> y values) over the shared ``x``."""
+    """One line per entry of ``series`` (name -> y values) over the shared ``x``.
+
+    ``floor = (level, name)`` makes a log y axis that stops at ``level`` (an error plot): smaller values, and exact
+    zeros, which a log axis would silently drop, are drawn on the floor, a dotted line named ``name``
+    (``add_floor``)."""
     fig = go.Figure()
     x = np.asarray(x)
-    for name, y in series.items():
-        fig.add_trace(go.Scatter(x=x, y=np.asarray(y, dtype=np.float64), mode="lines", name=name))
+    ys = [np.asarray(y, dtype=np.float64) for y in series.values()]
+    if floor is not None:
+        ys = [np.maximum(y, floor[0]) for y in ys]
+    for name, y in zip(series, ys, strict=True):
+        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name))
     fig.update_xaxes(type="log" if log_x else "linear", exponentformat="power")
     fig.update_yaxes(type="log", dtick=1, exponentformat="power") if log_y else fig.update_yaxes(type="linear")
+    if floor is not None:
+        add_floor(fig, x, ys, *floor)
     return style(fig, title, x_title, y_title, height)
+
+
+#: Colour of reference lines (a floor, a level that means "large").
+REFERENCE = "#7f7f7f"
+
+
+def reference_line(fig: go.Figure, x, level: float, name: str) -> go.Figure:
+    """A dotted grey line named ``name`` at y = ``level`` across the range of ``x``."""
+    x = np.asarray(x)
+    ends = np.array([x.min(), x.max()]) if x.size else np.zeros(2)
+    return fig.add_trace(
+        go.Scatter(
+            x=ends,
+            y=np.full(2, float(level)),
+            mode="lines",
+            name=name,
+            line={"color": REFERENCE, "dash": "dot", "width": 1.5},
+            hoverinfo="skip",
+        )
+    )
+
+
+def _top(ys: list[np.ndarray], default: float) -> float:
+    return max([float(np.nanmax(y)) for y in ys if y.size and np.isfinite(y).any()], default=default)
+
+
+def add_floor(fig: go.Figure, x, ys: list[np.ndarray], level: float, name: str) -> go.Figure:
+    """An error plot on a log axis: the axis runs from just below ``level`` to just above the largest of ``ys``, and
+    a reference line named ``name`` at ``level`` carries the values at or below it (the caller raises them to it),
+    so an exact zero shows as zero instead of vanishing from a log axis."""
+    reference_line(fig, x, level, name)
+    low = np.log10(level)
+    high = max(np.log10(max(_top(ys, level), level)), low + 1)
+    return fig.update_yaxes(type="log", range=[low - 0.3, high + 0.3], exponentformat="power")
+
+
+def add_scale(fig: go.Figure, x, ys: list[np.ndarray], level: float, name: str) -> go.Figure:
+    """An error plot on a linear axis: from 0 to at least ``level``, a reference line named ``name`` that says what a
+    large error is; an error of 1e-16 then lies on the zero line instead of filling the plot."""
+    reference_line(fig, x, level, name)
+    return fig.update_yaxes(type="linear", range=[0.0, 1.08 * max(float(level), _top(ys, 0.0))])
 
 
 def bars(

@@ -11,10 +11,9 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import style
+from .base import add_floor, add_scale, style
 
 CORRECT, BUGGY = "#1f77b4", "#d62728"
-REFERENCE = "#7f7f7f"
 
 
 def versus(
@@ -52,27 +51,10 @@ def versus(
         lines = [np.maximum(y, floor[0]) for y in lines]
     for (name, _), y, colour, dash in zip((correct, buggy), lines, (CORRECT, BUGGY), ("solid", "dash"), strict=True):
         fig.add_trace(go.Scatter(x=x, y=y, mode=mode, name=name, line={"color": colour, "dash": dash, "width": 2}))
-    top = max([float(np.nanmax(y)) for y in lines if y.size and np.isfinite(y).any()], default=0.0)
-    if scale is not None or floor is not None:
-        level, name = scale if scale is not None else floor
-        ends = np.array([x.min(), x.max()]) if x.size else np.zeros(2)
-        fig.add_trace(
-            go.Scatter(
-                x=ends,
-                y=np.full(2, float(level)),
-                mode="lines",
-                name=name,
-                line={"color": REFERENCE, "dash": "dot", "width": 1.5},
-                hoverinfo="skip",
-            )
-        )
     if scale is not None:
-        fig.update_yaxes(type="linear", range=[0.0, 1.08 * max(float(scale[0]), top)])
+        add_scale(fig, x, lines, *scale)
     elif floor is not None:
-        low = np.log10(floor[0])
-        fig.update_yaxes(
-            type="log", range=[low - 0.3, max(np.log10(max(top, floor[0])), low + 1) + 0.3], exponentformat="power"
-        )
+        add_floor(fig, x, lines, *floor)
     elif log_y:
         fig.update_yaxes(type="log", exponentformat="power")
     fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})

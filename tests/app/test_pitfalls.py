@@ -279,7 +279,7 @@ def test_the_log_error_plot_has_a_labelled_floor_for_zero(lang):
     assert positions[0] == 0 and expected["float32"][0] == 0  # position 0 is exact: it sits on the floor
     floor_line = error["data"][2]
     assert set(as_array(floor_line["y"])) == {floor}
-    assert floor_line["name"] == tr(lang, "pitfalls.reference.floor", floor="1e-10")
+    assert floor_line["name"] == tr(lang, "figure.floor", floor="1e-10")
 
 
 # ------------------------------------------------------------------------------------------ what the fix says

@@ -107,7 +107,8 @@ def check_view(view, *, n, d, base, layout, k, train, span, dtype, lang="en"):
     spread = figs["sinusoidal.spread"]
     lags, dot_spread, cos_spread = sin.lag_spread(table)
     _, _, random_spread = sin.lag_spread(posviz.learned_init(len(lags) + 2, d, std=0.02, seed=0))
-    np.testing.assert_allclose(xy(trace(spread, tr(lang, "sinusoidal.spread.dot")))[1], dot_spread, atol=1e-15)
+    floored = np.maximum(dot_spread, 1e-17)  # spreads of exactly 0 lie on the log axis's floor
+    np.testing.assert_allclose(xy(trace(spread, tr(lang, "sinusoidal.spread.dot")))[1], floored, atol=1e-15)
     np.testing.assert_allclose(xy(trace(spread, tr(lang, "sinusoidal.spread.random")))[1], random_spread)
     if d % 2 == 0:
         assert np.nanmax(xy(trace(spread, tr(lang, "sinusoidal.spread.cos")))[1]) < 1e-10
@@ -153,10 +154,18 @@ def check_view(view, *, n, d, base, layout, k, train, span, dtype, lang="en"):
     assert error_map["layout"]["meta"]["source_shape"] == list(results[dtype][1].shape)
     if results[dtype][1].size <= 256 * 256:
         assert_matrix(heatmap_z(error_map), results[dtype][1], what="error map")
-    for line, dt in zip(figs["sinusoidal.precision"]["data"], precision.DTYPES, strict=True):
+    *lines, floor = figs["sinusoidal.precision"]["data"]
+    floor_y = as_array(floor["y"])
+    assert floor["name"] == tr(lang, "figure.floor", floor="1e-12") and list(floor_y) == [1e-12, 1e-12]
+    for line, dt in zip(lines, precision.DTYPES, strict=True):
         assert line["name"] == dt
         np.testing.assert_array_equal(as_array(line["x"]), results[dt][0])
-        np.testing.assert_allclose(as_array(line["y"]), results[dt][2], rtol=1e-12)
+        # every position is drawn, an exact zero (position 0) on the axis floor instead of vanishing from the log axis
+        np.testing.assert_allclose(as_array(line["y"]), np.maximum(results[dt][2], 1e-12), rtol=1e-12)
+    assert (
+        results["float16"][2][0] == 0.0
+        and np.log10(1e-12) > figs["sinusoidal.precision"]["layout"]["yaxis"]["range"][0]
+    )
     marks = [p for p in (257, 2049, 20_000) if p <= span]
     assert shape_positions(figs["sinusoidal.precision"], "x") == marks
 

@@ -191,3 +191,18 @@ def test_dual_axes_choose_their_own_ticks_and_overlay_a_proportional_curve():
     rng = np.random.default_rng(0)
     unrelated = sinfig.dual_lines(offsets, ("a", dot), ("b", rng.normal(size=dot.size)), title="t", x_title="k")
     assert unrelated.layout.yaxis.range is None and unrelated.layout.yaxis2.range is None
+
+
+def test_a_log_error_plot_draws_zero_on_its_floor():
+    """An exact zero vanishes from a log axis; with a floor it is drawn on the floor line, inside the axis range."""
+    from posviz.figures.base import lines
+
+    errors = np.array([0.0, 1e-20, 3e-9, 0.5])
+    fig = lines(
+        np.arange(4), {"error": errors}, title="t", x_title="p", y_title="e", log_y=True, floor=(1e-12, "floor")
+    )
+    line, floor = fig.data
+    np.testing.assert_array_equal(line.y, [1e-12, 1e-12, 3e-9, 0.5])
+    assert floor.name == "floor" and list(floor.y) == [1e-12, 1e-12] and floor.line.dash == "dot"
+    low, high = fig.layout.yaxis.range
+    assert fig.layout.yaxis.type == "log" and low < -12 < np.log10(0.5) < high
