@@ -103,7 +103,11 @@ def article_tab():
     st.subheader(t("alibi.article.header"))
     with errors_shown():
         st.markdown(t("alibi.article.text"))
-        st.latex(r"\text{paper: } m_k = 2^{-8k/n}\qquad \text{article: } m_k = 2^{-(7+k)/n},\qquad k = 1..n")
+        paper_rule, article_rule = t("alibi.article.paper"), t("alibi.article.article")
+        st.latex(
+            rf"\text{{{paper_rule}: }} m_k = 2^{{-8k/n}}\qquad \text{{{article_rule}: }} m_k = 2^{{-(7+k)/n}},"
+            r"\qquad k = 1..n"
+        )
         series, rows = {}, []
         for n in CHECKED_HEAD_COUNTS:
             paper, article = cache.call(posviz.alibi_slopes, n), cache.call(alibi.article_slopes, n)

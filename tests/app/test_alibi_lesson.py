@@ -187,3 +187,13 @@ def test_short_sequence_clamps_the_query():
     assert_clean(at)
     assert at.slider(key="q").value == 9
     check_lessons(visit(at=at), n_heads=8, query=9, seed=None, train=512)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_two_slope_rules_are_named_in_the_page_language(lang):
+    at = open_page("alibi", query={"tab": "article"}, lang=lang)
+    formula = next(m.value for m in at.latex if "m_k" in m.value)
+    for key in ("alibi.article.paper", "alibi.article.article"):
+        assert f"\\text{{{tr(lang, key)}: }}" in formula
+    if lang == "zh":
+        assert "paper" not in formula and "article" not in formula
