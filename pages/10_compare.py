@@ -7,7 +7,7 @@ import streamlit as st
 
 import posviz
 from posviz import compare
-from posviz.encodings import alibi
+from posviz.encodings import alibi, relative
 from posviz.figures import compare as cmpfig
 from posviz.figures.compare import Series
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
@@ -17,7 +17,7 @@ TRAIN_LENGTHS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
 EVAL_LENGTHS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 CONTEXTS = tuple(2**e for e in range(4, 16))
 XLNET_MAX = int(posviz.family("xlnet").param("seq_len").maximum)
-XLNET_SEED = 1  # a shuffled order: seed 0 is plain left to right
+XLNET_SEED = posviz.family("xlnet").param("seed").default  # a shuffled order: seed 0 is plain left to right
 #: Side by side: caps that keep every view responsive, and the short URL names of the parameters.
 SIDE_CAPS = {"n_positions": 4096, "d_model": 1024, "seq_len": 1024, "n_heads": 64}
 SHORT = {
@@ -33,7 +33,7 @@ SHORT = {
 }
 SIDE_COLOURS = {key: {"colorscale": "Viridis", "zmid": None} for key in ("alibi", "shaw", "t5", "xlnet")}
 SIDE_DEFAULTS = {("b", "sinusoidal", "base"): 100.0}  # the first comparison: base 10,000 against base 100
-COST_DASH = {"sinusoidal": "dot", "alibi": "dot", "t5": "dash"}  # lines that lie on top of another one
+COST_DASH = {"sinusoidal": "dot", "alibi": "dot", "t5": "dash", "xlnet": "dashdot"}  # lines on top of another one
 PANELS = (("similarity", ("sinusoidal", "learned", "rope")), ("bias", ("alibi", "t5")), ("index", ("shaw",)))
 
 
@@ -51,13 +51,39 @@ def by_offset(curves: dict) -> pd.DataFrame:
     return frame.rename_axis("offset")
 
 
+def term_name(key: str, index: int) -> str:
+    """A family's name for its position code (term 0), or the label of one of its other terms."""
+    return name(key) if index == 0 else t(f"compare.term.{key}.{posviz.family(key).terms[index].stage}")
+
+
+def term_id(key: str, index: int) -> str:
+    return key if index == 0 else f"{key}:{posviz.family(key).terms[index].stage}"
+
+
+def enters_text(fam) -> str:
+    """How a family enters, every term: a position code by its stage, anything else said to be no position code."""
+    return t("compare.enters.join").join(
+        t(f"enters.{term.stage}") if term.position_code else t("compare.not_code", how=t(f"enters.{term.stage}"))
+        for term in fam.terms
+    )
+
+
 def overview_tab() -> None:
     cells = compare.family_cells()
     show(
         cmpfig.family_map(
-            [(x, y, keys, [name(k) for k in keys]) for x, y, keys in cells],
+            [
+                (
+                    x,
+                    y,
+                    [term_id(k, i) for k, i in terms],
+                    [term_name(k, i) for k, i in terms],
+                    not any(posviz.family(k).terms[i].position_code for k, i in terms),
+                )
+                for x, y, terms in cells
+            ],
             [t(f"compare.stage.{s}") for s in compare.STAGES],
-            [t(f"compare.depends.{d}") for d in compare.DEPENDS],
+            [t(f"compare.signal.{d}") for d in compare.SIGNALS],
             title=t("compare.map"),
             x_title=t("compare.axis.stage"),
             y_title=t("compare.axis.depends"),
@@ -65,31 +91,40 @@ def overview_tab() -> None:
         notice=t("compare.map.notice"),
         key="map",
         data={
-            "family": [k for _, _, keys in cells for k in keys],
-            "enters": [compare.STAGES[x] for x, _, keys in cells for _ in keys],
-            "depends_on": [compare.DEPENDS[y] for _, y, keys in cells for _ in keys],
+            "term": [term_id(k, i) for _, _, terms in cells for k, i in terms],
+            "enters": [compare.STAGES[x] for x, _, terms in cells for _ in terms],
+            "depends_on": [compare.SIGNALS[y] for _, y, terms in cells for _ in terms],
+            "position_code": [posviz.family(k).terms[i].position_code for _, _, terms in cells for k, i in terms],
         },
         name="compare_map",
     )
     label = {
-        part: rf"\text{{{t(f'compare.latex.{part}')}}}" for part in ("input", "rotation", "bias", "mask", "hidden")
+        part: rf"\text{{{t(f'compare.latex.{part}')}}}"
+        for part in ("input", "rotation", "score", "bias", "mask", "values", "hidden")
     }
     st.latex(
+        r"\begin{gathered}"
         rf"\underbrace{{x_i + p_i}}_{{{label['input']}}}\qquad"
         rf"\underbrace{{(R_i q)^\top (R_j k) = q^\top R_{{j-i}}\, k}}_{{{label['rotation']}}}\qquad"
-        rf"\underbrace{{q_i^\top k_j / \sqrt{{d}} + b(j - i)}}_{{{label['bias']}}}\qquad"
-        rf"\underbrace{{-\infty\ {label['hidden']}}}_{{{label['mask']}}}"
+        rf"\underbrace{{q_i^\top k_j + q_i^\top a^K_{{j-i}}}}_{{{label['score']}}}\\[1ex]"
+        rf"\underbrace{{q_i^\top k_j + b(j - i)}}_{{{label['bias']}}}\qquad"
+        rf"\underbrace{{-\infty\ {label['hidden']}}}_{{{label['mask']}}}\qquad"
+        rf"\underbrace{{\textstyle\sum_j \alpha_{{ij}}\,(v_j + a^V_{{j-i}})}}_{{{label['values']}}}"
+        r"\end{gathered}"
     )
     st.subheader(t("compare.table"))
     yes, no = t("compare.yes"), t("compare.no")
     rows = [
         {
             t("compare.col.family"): name(fam.key),
-            t("compare.col.depends"): t(f"compare.depends.{fam.depends_on}"),
-            t("compare.col.enters"): t(f"enters.{fam.enters}"),
+            t("compare.col.depends"): t(f"compare.signal.{compare.signal(fam.terms[0])}"),
+            t("compare.col.content"): yes if fam.content else no,
+            t("compare.col.enters"): enters_text(fam),
             t("compare.col.learnable"): yes if fam.learnable else no,
             t("compare.col.extrapolates"): yes if fam.extrapolates else no,
-            t("compare.col.params"): fam.param_formula,
+            t("compare.col.params"): (
+                t(f"compare.scope.{fam.param_scope}", formula=fam.param_formula) if fam.param_scope else "0"
+            ),
             t("compare.col.models"): fam.models,
             t("compare.col.paper"): fam.paper,
         }
@@ -115,7 +150,7 @@ def offset_tab() -> None:
     }
     curves = {key: cache.call(compare.offset_curve, key, sorted_params(s)) for key, s in settings.items()}
     rows = [(t(f"compare.y.{panel}"), [Series(k, name(k), *curves[k]) for k in keys]) for panel, keys in PANELS] + [
-        (t("compare.y.visible"), [Series("xlnet", name("xlnet"), *curves["xlnet"])])
+        (t("compare.y.visible"), [Series("xlnet", t("compare.term.xlnet.mask"), *curves["xlnet"])])
     ]
     show(
         cache.figure(cmpfig.panels, rows, title=t("compare.offset", n=length), x_title=t("axis.relative")),
@@ -183,12 +218,20 @@ def long_tab() -> None:
     shaw = cache.call(compare.shaw_clipped_share, (train, longer), k)
     mass = cache.call(alibi.alibi_mass_beyond, 8, train, (longer,))[0, 0]
     error = cache.call(compare.learned_past_end, train, longer)
+    t5_start = cache.call(relative.t5_last_bucket_start)  # the settings beyond_training reads T5 with
     lines = {
         "sinusoidal": t("compare.long.sinusoidal", p=last, share=f"{curves['sinusoidal'][1][-1]:.0%}"),
         "learned": t("compare.long.learned", error=error) if error else t("compare.long.learned.inside", p=last),
         "rope": t("compare.long.rope", p=last, share=f"{curves['rope'][1][-1]:.0%}"),
         "alibi": t("compare.long.alibi", p=last, bias=f"{curves['alibi'][1][-1]:.4g}", mass=f"{mass:.1e}", train=train),
-        "t5": t("compare.long.t5", eval=longer, train=train, share=f"{t5[1]:.0%}", share_train=f"{t5[0]:.0%}"),
+        "t5": t(
+            "compare.long.t5",
+            eval=longer,
+            train=train,
+            share=f"{t5[1]:.0%}",
+            share_train=f"{t5[0]:.0%}",
+            start=t5_start,
+        ),
         "shaw": t(
             "compare.long.shaw", eval=longer, train=train, k=k, share=f"{shaw[1]:.0%}", share_train=f"{shaw[0]:.0%}"
         ),
@@ -199,14 +242,16 @@ def long_tab() -> None:
 
 def cost_tab() -> None:
     with controls():
-        c1, c2 = st.columns(2)
+        c1, c2, c3 = st.columns(3)
         with c1:
             d_model = widgets.number(posviz.Param("d_model", 768, 8, posviz.MAX_DIM, 8), key="cd")
         with c2:
             n_heads = widgets.number(posviz.Param("n_heads", 12, 1, 64, 1), key="ch")
+        with c3:
+            n_layers = widgets.number(posviz.Param("n_layers", 12, 1, 128, 1), key="cl")
     buckets = posviz.family("t5").param("num_buckets").default
     k = posviz.family("shaw").param("max_relative_position").default
-    kw = dict(d_model=d_model, n_heads=n_heads, num_buckets=buckets, k=k)
+    kw = dict(d_model=d_model, n_heads=n_heads, n_layers=n_layers, num_buckets=buckets, k=k)
     params = {key: cache.call(compare.parameter_count, key, CONTEXTS, **kw) for key in compare.COST_FAMILIES}
     stored = {key: cache.call(compare.stored_floats, key, CONTEXTS, **kw) for key in compare.COST_FAMILIES}
     learned_keys = [key for key in compare.COST_FAMILIES if params[key].any()]
@@ -228,7 +273,7 @@ def cost_tab() -> None:
         cache.figure(
             cmpfig.panels,
             rows,
-            title=t("compare.cost", d=d_model, h=n_heads),
+            title=t("compare.cost", d=d_model, h=n_heads, layers=n_layers),
             x_title=t("compare.axis.context"),
             side_by_side=True,
             log=True,

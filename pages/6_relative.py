@@ -113,10 +113,11 @@ def t5_tab() -> None:
     )
     offsets = tuple(range(-2 * max_distance, 2 * max_distance + 1))
     curve = cache.call(posviz.t5_relative_bucket, offsets, **kwargs)
+    last_start = cache.call(relative.t5_last_bucket_start, **kwargs)
     regions = {
         "exact": t("relative.t5.region.exact", n=max_exact),
-        "log": t("relative.t5.region.log", n=max_exact, d=max_distance),
-        "flat": t("relative.t5.region.flat", d=max_distance),
+        "log": t("relative.t5.region.log", n=max_exact, s=last_start),
+        "flat": t("relative.t5.region.flat", s=last_start),
     }
     show(
         cache.figure(
@@ -124,14 +125,19 @@ def t5_tab() -> None:
             offsets,
             curve,
             max_exact=max_exact,
-            max_distance=max_distance,
+            last_start=last_start,
             bidirectional=bidirectional,
             region_names=regions,
             title=t("relative.t5.curve"),
             x_title=t("axis.relative"),
             y_title=t("axis.bucket"),
         ),
-        notice=t("relative.t5.curve.notice"),
+        notice=t(
+            "relative.t5.curve.notice" if last_start < max_distance else "relative.t5.curve.notice.clamp",
+            s=last_start,
+            d=max_distance,
+            top=max_distance - 1,
+        ),
         key="t5_curve",
         data={"relative_position": offsets, "bucket": curve},
         name="t5-bucket-curve",
@@ -169,6 +175,8 @@ def t5_tab() -> None:
         title = t("relative.t5.bias.learned", name=table_name, b=table.shape[0], h=table.shape[1])
         st.caption(t("relative.t5.bias.learned.note", b=table.shape[0], d=max_distance))
     bias = relative.t5_bias_curve(table, offsets, bidirectional=bidirectional, max_distance=max_distance)
+    table_kwargs = kwargs | {"num_buckets": table.shape[0]}
+    flat_from = last_start if table.shape[0] == buckets else cache.call(relative.t5_last_bucket_start, **table_kwargs)
     heads = {t("relative.t5.bias.head", h=h): bias[h] for h in range(bias.shape[0])}
     show(
         line_figures.lines_with_marker(
@@ -180,7 +188,7 @@ def t5_tab() -> None:
             x_title=t("axis.relative"),
             y_title=t("axis.bias"),
         ),
-        notice=t("relative.t5.bias.notice"),
+        notice=t("relative.t5.bias.notice", s=flat_from),
         key="t5_bias",
         data={"relative_position": offsets} | heads,
         name="t5-bias-per-head",

@@ -14,7 +14,8 @@ MAX_TOKENS = 32
 
 def _shuffle() -> None:
     """Next seed, wrapping round at the largest one; a typed order gives way to the shuffled one."""
-    st.session_state["seed"] = int(st.session_state.get("seed", 0)) % int(FAMILY.param("seed").maximum) + 1
+    seed = int(st.session_state.get("seed", FAMILY.param("seed").default))
+    st.session_state["seed"] = seed % int(FAMILY.param("seed").maximum) + 1
     st.session_state["order"] = ""
 
 
@@ -77,6 +78,16 @@ with errors_shown():
         order = cache.call(posviz.factorisation_order, length, seed)
     st.markdown(t("xlnet.order", order=" → ".join(str(i) for i in order)))
     words = _words(len(order))
+    targets = cache.call(xlnet.prediction_targets, tuple(order.tolist()))
+    st.markdown(
+        t(
+            "xlnet.targets",
+            k=xlnet.PARTIAL_PREDICTION_K,
+            count=len(targets),
+            n=len(order),
+            listed=_listed(targets, words),
+        )
+    )
     rank = cache.call(posviz.factorisation_rank, tuple(order.tolist()))
 
     if isinstance(st.session_state.get("tok"), int) and st.session_state["tok"] >= len(order):
@@ -111,12 +122,18 @@ with errors_shown():
         xlnet_figures.rank_bars(
             [f"{i} {w}" for i, w in enumerate(words)],
             rank,
+            targets=targets,
             title=t("xlnet.rank"),
             x_title=t("axis.position"),
             y_title=t("xlnet.rank.y"),
         ),
         notice=t("xlnet.rank.notice"),
         key="rank",
-        data={"position": range(len(order)), "token": words, "rank": rank},
+        data={
+            "position": range(len(order)),
+            "token": words,
+            "rank": rank,
+            "target": np.isin(range(len(order)), targets),
+        },
         name="xlnet-rank",
     )

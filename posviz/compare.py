@@ -14,7 +14,7 @@ import numpy as np
 
 from .analysis import offset_profile
 from .encodings import _checks, alibi, learned, relative, rope, sinusoidal, xlnet
-from .encodings.registry import FAMILIES, family
+from .encodings.registry import FAMILIES, STAGES, Term, family
 
 #: What ``offset_curve`` returns for each family.
 QUANTITY = {
@@ -29,7 +29,7 @@ QUANTITY = {
 #: Heads of the synthetic T5 bias table; ``offset_curve`` shows its head 0.
 T5_HEADS = 8
 #: Families whose learned parameters and stored numbers ``parameter_count`` and ``stored_floats`` know.
-COST_FAMILIES = ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw")
+COST_FAMILIES = ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw", "xlnet")
 
 
 def _settings(key: str, params) -> dict:
@@ -58,9 +58,11 @@ def offset_curve(key: str, params=None) -> tuple[np.ndarray, np.ndarray]:
     - alibi ("bias"): -m_h |o| of the chosen head h (Press et al., 2022); NaN for o > 0 when causal (masked keys).
     - t5 ("bias"): bias[bucket(o), 0] of ``relative.t5_synthetic_bias_table(num_buckets, T5_HEADS)``, a made-up
       table (not a trained model), looked up through T5's buckets (Raffel et al., 2020).
-    - shaw ("index"): the index clip(o, -k, k) + k of the learned vector used at offset o (Shaw et al., 2018).
-    - xlnet ("visible"): the share of queries i whose query stream may see key i + o, rank(i + o) < rank(i), in
-      the factorisation order drawn from ``seed`` (Yang et al., 2019).
+    - shaw ("index"): the index clip(o, -k, k) + k of the learned vectors a^K, a^V used at offset o (Shaw et al.,
+      2018); what they add to the score, q_i . a^K, depends on the query as well.
+    - xlnet ("visible"): not XLNet's position code (Transformer-XL's relative term needs trained weights) but its
+      pretraining mask: the share of queries i whose query stream may see key i + o, rank(i + o) < rank(i), in the
+      factorisation order drawn from ``seed`` (Yang et al., 2019, section 2.3).
     """
     s = _settings(key, params)
     if key in ("sinusoidal", "learned"):
@@ -126,8 +128,9 @@ def t5_last_bucket_share(seq_lens, *, num_buckets: int = 32, max_distance: int =
     """Share of the L x L (query, key) pairs whose T5 bucket is the last of its side, for each L in ``seq_lens``.
 
     The last bucket of a side (num_buckets / 2 - 1 and num_buckets - 1 when bidirectional, num_buckets - 1 when
-    causal) collects every distance from about max_distance on (Raffel et al., 2020): the farther the context
-    grows past it, the more pairs share one number. Counted over offsets, L - |o| pairs at offset o.
+    causal) collects every distance from ``relative.t5_last_bucket_start`` on, which comes before max_distance
+    (91 of 128 for 32 bidirectional buckets; Raffel et al., 2020): the farther the context grows past it, the
+    more pairs share one number. Counted over offsets, L - |o| pairs at offset o.
     """
     lengths = _lengths("seq_lens", seq_lens)
     if lengths.max() > _checks.MAX_POSITIONS:
@@ -151,46 +154,69 @@ def shaw_clipped_share(seq_lens, max_relative_position: int) -> np.ndarray:
     return far * (far + 1) / lengths.astype(np.float64) ** 2
 
 
-def parameter_count(key: str, n_positions, *, d_model: int, n_heads: int, num_buckets: int = 32, k: int = 16):
-    """Learned parameters of one layer's position signal at context length n, for each n in ``n_positions``.
+def parameter_count(
+    key: str, n_positions, *, d_model: int, n_heads: int, n_layers: int = 1, num_buckets: int = 32, k: int = 16
+):
+    """Learned parameters of the position signal of a whole model of ``n_layers`` layers at context length n, for
+    each n in ``n_positions``. Where they live is the registry's ``Family.param_scope``:
 
-    sinusoidal, RoPE, ALiBi: 0 (formulas, nothing learned); learned: n d (one row per position);
-    T5: num_buckets x n_heads (one scalar per bucket and head, Raffel et al., 2020); Shaw: 2 (2k + 1) d_head,
-    vectors for offsets -k .. k for the keys and again for the values (Shaw et al., 2018, equations 3 and 4),
-    with d_head = d_model // n_heads.
+    - sinusoidal, RoPE, ALiBi: 0 (formulas, nothing learned).
+    - learned: n d, one table added at the input, however many layers follow.
+    - T5: num_buckets x n_heads, once: only the first layer of a stack holds the table, and every later layer
+      reuses the bias it computes (Raffel et al., 2020; transformers' ``T5Stack`` builds block 0 alone with
+      ``has_relative_attention_bias``). An encoder-decoder keeps one table per stack.
+    - Shaw: 2 (2k + 1) d_head in every layer: a^K and a^V for offsets -k .. k, shared by the heads (Shaw et al.,
+      2018, equations 3 and 4 and section 3.3), d_head = d_model // n_heads.
+    - XLNet: (d_model + 1) n_heads d_head in every layer: Transformer-XL's projection W_R of the sinusoids R and
+      its position bias v (Dai et al., 2019, section 3.3; ``XLNetRelativeAttention.r`` and ``r_r_bias``), which is
+      d_model^2 + d_model when n_heads divides d_model.
     """
     n = _lengths("n_positions", n_positions).astype(np.float64)
-    d, h, b, k = _cost_settings(key, d_model, n_heads, num_buckets, k)
+    d, h, layers, b, k = _cost_settings(key, d_model, n_heads, n_layers, num_buckets, k)
+    d_head = d // h
     count = {
         "learned": n * d,
         "t5": np.full_like(n, b * h),
-        "shaw": np.full_like(n, 2 * (2 * k + 1) * (d // h)),
+        "shaw": np.full_like(n, layers * 2 * (2 * k + 1) * d_head),
+        "xlnet": np.full_like(n, layers * (d + 1) * h * d_head),
     }
     return count.get(key, np.zeros_like(n))
 
 
-def stored_floats(key: str, n_positions, *, d_model: int, n_heads: int, num_buckets: int = 32, k: int = 16):
-    """Numbers one layer keeps for its position signal at context length n, as a plain implementation builds them:
-    its parameters plus what grows with n.
+def stored_floats(
+    key: str, n_positions, *, d_model: int, n_heads: int, n_layers: int = 1, num_buckets: int = 32, k: int = 16
+):
+    """Numbers the position signal of an ``n_layers``-layer model holds at once in a forward pass at context
+    length n, as a plain implementation builds them: all its parameters (``parameter_count``) plus what grows
+    with n, built once for every layer or by one layer at a time:
 
-    sinusoidal: the table, n d; learned: the table, n d; RoPE: cos and sin caches of n x d_head / 2 each, n d_head;
-    ALiBi: n_heads slopes and the bias added to the scores, n_heads n^2; T5: its table plus the bias,
-    num_buckets n_heads + n_heads n^2; Shaw: its vectors plus the relative scores q_i . a_ij, n_heads n^2.
+    sinusoidal: the table, n d; learned: nothing more (the table is its parameters); RoPE: cos and sin caches of
+    n x d_head / 2 each, n d_head; ALiBi: n_heads slopes and the bias added to the scores, n_heads n^2; T5: the
+    bias, n_heads n^2, computed once and reused; Shaw: a layer's relative scores q_i . a^K_ij, n_heads n^2;
+    XLNet: the sinusoids R of the offsets n .. -(n - 1), 2 n d, and a layer's position scores, n_heads n^2.
     """
     n = _lengths("n_positions", n_positions).astype(np.float64)
-    d, h, b, _ = _cost_settings(key, d_model, n_heads, num_buckets, k)
-    grows = {"sinusoidal": n * d, "learned": 0.0, "rope": n * (d // h), "alibi": h + h * n**2}
+    d, h, layers, b, _ = _cost_settings(key, d_model, n_heads, n_layers, num_buckets, k)
+    grows = {
+        "sinusoidal": n * d,
+        "learned": 0.0,
+        "rope": n * (d // h),
+        "alibi": h + h * n**2,
+        "xlnet": 2 * n * d + h * n**2,
+    }
     extra = grows.get(key, h * n**2)
-    return parameter_count(key, n_positions, d_model=d, n_heads=h, num_buckets=b, k=k) + extra
+    kw = dict(d_model=d, n_heads=h, n_layers=layers, num_buckets=b, k=k)
+    return parameter_count(key, n_positions, **kw) + extra
 
 
-def _cost_settings(key: str, d_model, n_heads, num_buckets, k) -> tuple[int, int, int, int]:
+def _cost_settings(key: str, d_model, n_heads, n_layers, num_buckets, k) -> tuple[int, int, int, int, int]:
     _checks.choice("family", key, COST_FAMILIES)
     d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
     h = _checks.positive_int("n_heads", n_heads, maximum=alibi.MAX_HEADS)
     if h > d:
         raise ValueError(f"{h} heads cannot split a model dimension of {d}: each head needs at least one dimension")
-    return d, h, _checks.positive_int("num_buckets", num_buckets), _checks.positive_int("k", k)
+    layers = _checks.positive_int("n_layers", n_layers, maximum=1024)
+    return d, h, layers, _checks.positive_int("num_buckets", num_buckets), _checks.positive_int("k", k)
 
 
 def beyond_training(train_len: int, eval_len: int, params: dict | None = None, *, max_points: int = 2048) -> dict:
@@ -201,7 +227,8 @@ def beyond_training(train_len: int, eval_len: int, params: dict | None = None, *
     - rope: ``unseen_angle_share`` by distance (new rotation angles between query and key);
     - learned: 0 where a row exists (p < T) and NaN past the table, where the lookup fails;
     - alibi: the bias -m_h d of head ``head`` by distance d: the same straight line, long or short;
-    - t5: the synthetic bias by distance: flat from max_distance on, every far key in the last bucket.
+    - t5: the synthetic bias by distance: flat from ``relative.t5_last_bucket_start`` on (before max_distance),
+      every far key in the last bucket.
 
     ``params`` maps a family to its registry parameters (defaults otherwise).
     """
@@ -236,15 +263,25 @@ def learned_past_end(train_len: int, eval_len: int) -> str:
     return learned.lookup_error(t, e - 1) if e > t else ""
 
 
-#: Stages of attention where a family's signal enters, in the order data flows, and what the signal depends on.
-STAGES = ("input", "rotation", "bias", "mask")
-DEPENDS = ("position", "offset", "order")
+#: Rows of the family map: what a term depends on, with the offset split by whether the tokens take part too.
+SIGNALS = ("position", "offset_content", "offset", "order")
 
 
-def family_cells() -> list[tuple[int, int, list[str]]]:
-    """The registry's families grouped by where they enter (``Family.enters``, index into ``STAGES``) and what their
-    signal depends on (``Family.depends_on``, index into ``DEPENDS``): ``(stage, depends, keys)``, registry order."""
-    cells: dict[tuple[int, int], list[str]] = {}
+def signal(term: Term) -> str:
+    """The map row of a term: "offset_content" for an offset term that also depends on the query or key (RoPE,
+    Shaw's q_i . a^K, Transformer-XL's), "offset" for one that does not (ALiBi, T5), otherwise what it depends on."""
+    if term.depends_on == "offset":
+        return "offset_content" if term.content else "offset"
+    return term.depends_on
+
+
+def family_cells() -> list[tuple[int, int, list[tuple[str, int]]]]:
+    """Every term of every registry family (``Family.terms``), grouped by where it enters (index into ``STAGES``)
+    and what it depends on (index into ``SIGNALS``): ``(stage, signal, [(family key, term index), ...])``, in
+    registry order. Term 0 is a family's position code; Shaw's value term and XLNet's factorisation-order mask
+    (not a position code) are terms 1."""
+    cells: dict[tuple[int, int], list[tuple[str, int]]] = {}
     for fam in FAMILIES.values():
-        cells.setdefault((STAGES.index(fam.enters), DEPENDS.index(fam.depends_on)), []).append(fam.key)
-    return [(x, y, keys) for (x, y), keys in cells.items()]
+        for index, term in enumerate(fam.terms):
+            cells.setdefault((STAGES.index(term.stage), SIGNALS.index(signal(term))), []).append((fam.key, index))
+    return [(x, y, terms) for (x, y), terms in cells.items()]

@@ -44,9 +44,43 @@ class Param:
         return type(self.default)(min(max(number, self.minimum), self.maximum))
 
 
+#: Where a family's signal enters attention, in the order the data flows: added to the input embeddings, a rotation
+#: of q and k, a term of the score computed from the query, a bias added to the score whatever the tokens, a mask
+#: over the scores, a vector added to the values.
+STAGES = ("input", "rotation", "score", "bias", "mask", "values")
+#: What a term is a function of: the absolute position i, the offset j - i, or a factorisation order.
+DEPENDS = ("position", "offset", "order")
+#: Where a family's learned parameters live: nowhere ("", nothing is learned), one table at the input ("input"),
+#: one table in the first layer whose output every layer reuses ("first_layer"), or a copy in every layer ("layer").
+SCOPES = ("", "input", "first_layer", "layer")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One place where a family acts on attention, and what that term is a function of.
+
+    ``content`` says whether the term also depends on the tokens (through the query or the key): Shaw et al.'s
+    q_i . a^K_{j-i} does, T5's bias b(j - i) does not. ``position_code`` is False for a term that is not a position
+    code at all: XLNet's factorisation-order masks are a training device, used only in pretraining.
+    """
+
+    stage: str
+    depends_on: str
+    content: bool
+    position_code: bool = True
+
+    def __post_init__(self):
+        if self.stage not in STAGES or self.depends_on not in DEPENDS:
+            raise ValueError(f"a term enters one of {STAGES} and depends on one of {DEPENDS}; got {self}")
+
+
 @dataclass(frozen=True)
 class Family:
-    """A positional-encoding family as the app and the CLI see it."""
+    """A positional-encoding family as the app and the CLI see it.
+
+    ``terms`` lists where the family acts on attention, its position code first (``enters``, ``depends_on`` and
+    ``content`` read that first term); ``relative`` says whether its score depends on j - i only.
+    """
 
     key: str
     name: str
@@ -55,14 +89,35 @@ class Family:
     page: str
     params: tuple[Param, ...]
     build: Callable[..., np.ndarray]
-    enters: str  # "input" (added to embeddings), "rotation" (q and k), "bias" (scores), "mask" (who sees whom)
+    terms: tuple[Term, ...]
     relative: bool  # does the score depend on j - i only?
     learnable: bool
     extrapolates: bool  # defined for positions past the training length?
     capabilities: frozenset[str] = field(default_factory=frozenset)
-    depends_on: str = ""  # what the position signal is a function of: "position", "offset" (j - i) or "order"
-    param_formula: str = ""  # learned parameters per layer, n = context length, e.g. "n·d"
+    param_formula: str = "0"  # its learned parameters, n = context length, e.g. "n·d"; see ``param_scope``
+    param_scope: str = ""  # where they live: one of ``SCOPES``
     models: str = ""  # well-known models that use the family
+
+    def __post_init__(self):
+        if not self.terms or not self.terms[0].position_code:
+            raise ValueError(f"{self.key}: the first term must be the family's position code")
+        if self.param_scope not in SCOPES or (self.param_scope == "") != (self.param_formula == "0"):
+            raise ValueError(f"{self.key}: learned parameters need a scope in {SCOPES[1:]}, and only they do")
+
+    @property
+    def enters(self) -> str:
+        """Where the position code enters attention (its first term's stage, one of ``STAGES``)."""
+        return self.terms[0].stage
+
+    @property
+    def depends_on(self) -> str:
+        """What the position code is a function of: "position" (absolute) or "offset" (j - i)."""
+        return self.terms[0].depends_on
+
+    @property
+    def content(self) -> bool:
+        """Does the position code's effect on the score also depend on the tokens (the query or the key)?"""
+        return self.terms[0].content
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: p.default for p in self.params}
@@ -99,13 +154,11 @@ FAMILIES: dict[str, Family] = {
             build=lambda n_positions=128, d_model=128, base=10000.0, layout="interleaved": sinusoidal.sinusoidal(
                 n_positions, d_model, base=base, layout=layout
             ),
-            enters="input",
+            terms=(Term("input", "position", content=True),),  # added to the token, then projected with it
             relative=False,
             learnable=False,
             extrapolates=True,
             capabilities=frozenset({"table", "similarity", "projection"}),
-            depends_on="position",
-            param_formula="0",
             models="Transformer (2017), Marian",
         ),
         Family(
@@ -126,13 +179,13 @@ FAMILIES: dict[str, Family] = {
                 if init == "random"
                 else learned.sin_init(n_positions, d_model)
             ),
-            enters="input",
+            terms=(Term("input", "position", content=True),),
             relative=False,
             learnable=True,
             extrapolates=False,
             capabilities=frozenset({"table", "similarity", "projection"}),
-            depends_on="position",
             param_formula="n·d",
+            param_scope="input",
             models="BERT, GPT-2, RoBERTa",
         ),
         Family(
@@ -147,13 +200,11 @@ FAMILIES: dict[str, Family] = {
                 BASE,
             ),
             build=lambda n_positions=128, head_dim=64, base=10000.0: _rope_table(n_positions, head_dim, base),
-            enters="rotation",
+            terms=(Term("rotation", "offset", content=True),),  # q^T R_{j-i} k: the offset acts through q and k
             relative=True,
             learnable=False,
             extrapolates=True,
             capabilities=frozenset({"table", "scores", "scaling"}),
-            depends_on="offset",
-            param_formula="0",
             models="LLaMA, Qwen, Mistral, GPT-NeoX",
         ),
         Family(
@@ -171,32 +222,33 @@ FAMILIES: dict[str, Family] = {
             build=lambda n_heads=8, seq_len=32, head=0, causal=True: alibi.alibi_bias(
                 n_heads, seq_len, causal=causal, heads=[min(head, n_heads - 1)]
             )[0],
-            enters="bias",
+            terms=(Term("bias", "offset", content=False),),
             relative=True,
             learnable=False,
             extrapolates=True,
             capabilities=frozenset({"bias"}),
-            depends_on="offset",
-            param_formula="0",
             models="BLOOM, MPT",
         ),
         Family(
             key="shaw",
             name="Relative (Shaw)",
-            summary="A learned vector per clipped relative distance, used inside the attention score.",
+            summary="Learned vectors per clipped relative distance: a^K meets the query in the score (q_i·a^K), "
+            "a^V is added to the values.",
             paper="Shaw et al. 2018, Self-Attention with Relative Position Representations",
             page="pages/6_relative.py",
             params=(Param("seq_len", 32, 1, 4096, 1), Param("max_relative_position", 8, 1, 512, 1)),
             build=lambda seq_len=32, max_relative_position=8: relative.shaw_relative_index(
                 seq_len, seq_len, max_relative_position
             ),
-            enters="bias",
+            # Shaw et al. 2018, eq. 4: e_ij = x_i W^Q (x_j W^K + a^K_ij)^T / sqrt(d_z), so the position term
+            # q_i . a^K_ij depends on the query; eq. 3: z_i = sum_j alpha_ij (x_j W^V + a^V_ij), a value term.
+            terms=(Term("score", "offset", content=True), Term("values", "offset", content=False)),
             relative=True,
             learnable=True,
             extrapolates=True,
             capabilities=frozenset({"index"}),
-            depends_on="offset",
-            param_formula="2(2k+1)·d_head",
+            param_formula="2(2k+1)·d_head",  # a^K and a^V, shared by the heads, in every layer
+            param_scope="layer",
             models="Music Transformer, BERT relative_key",
         ),
         Family(
@@ -214,31 +266,38 @@ FAMILIES: dict[str, Family] = {
             build=lambda seq_len=64, num_buckets=32, max_distance=128, bidirectional=True: relative.t5_bucket_matrix(
                 seq_len, seq_len, num_buckets=num_buckets, max_distance=max_distance, bidirectional=bidirectional
             ),
-            enters="bias",
+            terms=(Term("bias", "offset", content=False),),
             relative=True,
             learnable=True,
             extrapolates=True,
             capabilities=frozenset({"index"}),
-            depends_on="offset",
-            param_formula="buckets·heads",
+            param_formula="buckets·heads",  # in the first layer of a stack; every later layer reuses its bias
+            param_scope="first_layer",
             models="T5, Flan-T5, mT5",
         ),
         Family(
             key="xlnet",
             name="XLNet two-stream",
-            summary="A factorisation order decides who sees whom; the query stream knows a position, not its token.",
-            paper="Yang et al. 2019, XLNet",
+            summary="Positions from Transformer-XL's relative encoding, a score term that depends on the query; the "
+            "two-stream masks of a sampled factorisation order are a pretraining device, not a position code.",
+            paper="Yang et al. 2019, XLNet; Dai et al. 2019, Transformer-XL",
             page="pages/7_xlnet.py",
-            params=(Param("seq_len", 8, 2, 64, 1), Param("seed", 0, 0, 2**31 - 1, 1)),
-            build=lambda seq_len=8, seed=0: xlnet.xlnet_masks(xlnet.factorisation_order(seq_len, seed))[1],
-            enters="mask",
-            relative=False,
-            learnable=False,
+            # seed 0 is the left-to-right order, which looks like a causal mask; the default is a shuffled one
+            params=(Param("seq_len", 8, 2, 64, 1), Param("seed", 1, 0, 2**31 - 1, 1)),
+            build=lambda seq_len=8, seed=1: xlnet.xlnet_masks(xlnet.factorisation_order(seq_len, seed))[1],
+            # Dai et al. 2019, eq. for A^rel: terms (b) q_i . W_R R_{i-j} and (d) v . W_R R_{i-j}, R sinusoidal;
+            # Yang et al. 2019, section 2.3: the masks of the factorisation order, pretraining only.
+            terms=(
+                Term("score", "offset", content=True),
+                Term("mask", "order", content=False, position_code=False),
+            ),
+            relative=True,
+            learnable=True,
             extrapolates=True,
             capabilities=frozenset({"mask"}),
-            depends_on="order",
-            param_formula="0",
-            models="XLNet",
+            param_formula="d²+d",  # W_R (d x heads x d_head) and the bias v (heads x d_head), in every layer
+            param_scope="layer",
+            models="XLNet, Transformer-XL",
         ),
     )
 }

@@ -1,8 +1,11 @@
 """Relative position encodings: Shaw et al. (2018) clipped relative embeddings and T5's bucketed biases.
 
-Both give the attention score of query i on key j a term that depends on the relative position j - i only:
-Shaw et al. look up a learned vector by clip(j - i, -k, k); T5 (Raffel et al., 2020) looks up one learned scalar
-per head by a bucket index that is exact for small distances and logarithmic for large ones.
+Both look up what they learned by the relative position j - i alone, but they use it differently. Shaw et al.
+("Self-Attention with Relative Position Representations", NAACL 2018, arXiv:1803.02155) learn vectors a^K and
+a^V per clipped offset clip(j - i, -k, k): the score gains the term q_i . a^K_ij, which depends on the query too
+(their equation 4), and a^V_ij is added to the values (equation 3). T5 (Raffel et al., 2020) learns one scalar per
+head and bucket, added to the score whatever the tokens; the bucket is exact for small distances and logarithmic
+for large ones.
 """
 
 from __future__ import annotations
@@ -73,6 +76,24 @@ def t5_relative_bucket(
     return buckets + np.where(n < max_exact, n, large)
 
 
+def t5_last_bucket_start(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> int:
+    """The smallest distance n whose T5 bucket is the last of its side (B - 1 with B buckets per side): from there
+    on every key shares one bias, so the bucket curve and every head's bias are flat.
+
+    The logarithmic region reaches the last bucket before max_distance D: with E = max_exact,
+    E + floor(ln(n / E) / ln(D / E) (B - E)) = B - 1 first at n >= E (D / E)^((B - E - 1) / (B - E)), which is 91
+    for 32 bidirectional buckets and D = 128 (B = 16, E = 8) and 113 for 32 causal buckets (B = 32, E = 16). Found
+    by evaluating ``t5_relative_bucket`` at n = 0 .. D (the float32 logarithm included); the bucket never falls as
+    n grows and equals B - 1 at n = D at the latest.
+    """
+    d = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_ELEMENTS)
+    b = _checks.positive_int("num_buckets", num_buckets, maximum=4096)
+    side = b // 2 if bidirectional else b
+    n = np.arange(d + 1)
+    buckets = t5_relative_bucket(-n, bidirectional=bidirectional, num_buckets=b, max_distance=d)
+    return int(np.searchsorted(buckets, side - 1))
+
+
 def t5_bucket_matrix(q_len: int, k_len: int, **kwargs) -> np.ndarray:
     """Bucket of every (query i, key j) pair, shape (q_len, k_len): ``t5_relative_bucket(j - i, **kwargs)``."""
     q = _checks.positive_int("q_len", q_len, maximum=_checks.MAX_POSITIONS)
@@ -103,7 +124,7 @@ def t5_bucket_sizes(*, bidirectional: bool = True, num_buckets: int = 32, max_di
     """How many relative positions n = j - i in -max_distance .. max_distance fall into each bucket, shape
     (num_buckets,), by enumeration: a bincount of ``t5_relative_bucket``. The counts sum to 2 max_distance + 1;
     every farther position also lands in a last bucket (num_buckets / 2 - 1 or num_buckets - 1, or 0 when causal
-    and j > i), since the bucket saturates at max_distance.
+    and j > i), which already starts at ``t5_last_bucket_start`` (before max_distance).
     """
     d = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_ELEMENTS)
     rel = np.arange(-d, d + 1)

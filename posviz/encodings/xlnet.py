@@ -1,9 +1,15 @@
 """XLNet's two-stream self-attention masks (Yang et al., 2019, "XLNet: Generalized Autoregressive
-Pretraining for Language Understanding", section 2.3).
+Pretraining for Language Understanding", NeurIPS 2019, arXiv:1906.08237, section 2.3).
 
-A factorisation order z (a permutation of the positions) decides who may see whom. The content stream of
-token i sees every token that comes no later than i in z, itself included; the query stream, which must
-predict token i, sees only those strictly earlier, so it knows i's position but never its content.
+In pretraining, one factorisation order z (a permutation of the positions) is sampled per sequence, and only its
+last tokens are predicted (``prediction_targets``). The order decides who may see whom: the content stream of
+token i sees every token that comes no later than i in z, itself included; the query stream, which must predict
+token i, sees only those strictly earlier, so it may know i's position but never its content.
+
+These masks are a training device, not a position code. XLNet's positions come from Transformer-XL's relative
+encoding (Dai et al., 2019, arXiv:1901.02860, section 3.3): the score of query i on key j gains
+q_i . W_R R_{i-j} + v . W_R R_{i-j}, with R_{i-j} sinusoids of the offset, W_R a learned projection and v a
+learned bias, a term that depends on the query as well as on the offset.
 """
 
 from __future__ import annotations
@@ -40,6 +46,23 @@ def xlnet_masks(permutation) -> tuple[np.ndarray, np.ndarray]:
     content = rank[None, :] <= rank[:, None]
     query = rank[None, :] < rank[:, None]
     return content, query
+
+
+#: XLNet's partial-prediction constant K: about 1/K of a sequence's tokens are prediction targets. Yang et al. (2019)
+#: pretrain with K = 6 (85 targets of 512 tokens, ``num_predict=85`` in their code) and try K = 6 and 7 in ablations.
+PARTIAL_PREDICTION_K = 6
+
+
+def prediction_targets(permutation, k: int = PARTIAL_PREDICTION_K) -> np.ndarray:
+    """The tokens XLNet predicts for the factorisation order z = ``permutation``, in the order they are predicted:
+    the last ones, z_{>c}, with the cut c chosen so that |z| / (|z| - c) is about K (Yang et al., 2019, section
+    2.3, "partial prediction"), i.e. max(1, round(L / K)) tokens of L. The earlier tokens are context only.
+    """
+    perm = np.asarray(permutation)
+    factorisation_rank(perm)  # a permutation of 0 .. L - 1, or a ValueError that says what is wrong
+    k = _checks.positive_int("k", k, maximum=_checks.MAX_POSITIONS)
+    count = max(1, int(np.floor(perm.size / k + 0.5)))
+    return perm[perm.size - count :].astype(np.int64)
 
 
 def factorisation_order(seq_len: int, seed: int = 0) -> np.ndarray:

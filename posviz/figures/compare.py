@@ -3,6 +3,7 @@ per family on every figure) and a map of where each family enters the model."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,7 @@ FAMILY_COLOURS = {
     "xlnet": "#e377c2",
 }
 SIDE_DASH = ("solid", "dash")
+CLOSING, OPENING = set("）)，。、；：！？"), set("（(")  # never start, never end a wrapped line
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,30 @@ def panels(
     return fig
 
 
+def wrap(text: str, width: int) -> str:
+    """``text`` broken into lines of about ``width`` characters with ``<br>`` (a Chinese character counts twice and
+    may end a line; ``<sup>…</sup>`` and a short full-width bracket group stay whole), for labels on a figure."""
+    units = re.findall(
+        r"<sup>.*?</sup>|（[^（）]{1,8}）|[\u3000-\u9fff\uff00-\uffef]|[^\s\u3000-\u9fff\uff00-\uffef<]+|<|\s+", text
+    )
+    lines, line, size = [], "", 0
+    for unit in units:
+        if unit.isspace():
+            if line:
+                line, size = line + " ", size + 1
+            continue
+        plain = re.sub(r"</?sup>", "", unit)
+        wide = len(plain) + len(re.findall(r"[\u3000-\u9fff\uff00-\uffef]", plain))  # wide characters count twice
+        if size + wide > width and line.strip() and unit not in CLOSING:
+            carry = line[-1] if line[-1] in OPENING else ""  # an opening bracket moves to the next line
+            lines.append(line[: len(line) - len(carry)].rstrip())
+            line, size = carry, 2 * len(carry)
+        line, size = line + unit, size + wide
+    return "<br>".join(lines + [line.rstrip()])
+
+
 def family_map(
-    cells: list[tuple[int, int, list[str], list[str]]],
+    cells: list[tuple[int, int, list[str], list[str], bool]],
     x_labels: list[str],
     y_labels: list[str],
     *,
@@ -118,26 +142,44 @@ def family_map(
     x_title: str,
     y_title: str,
 ) -> go.Figure:
-    """Where each family enters the model (x: a stage of the attention, left to right) against what its signal
-    depends on (y). ``cells`` holds ``(x index, y index, family keys, family names)``; one trace per cell, its
-    names written on a marker coloured like the cell's first family."""
+    """Where each family's terms enter the model (x: a stage of the attention, left to right) against what they
+    depend on (y, top to bottom). ``cells`` holds ``(x index, y index, ids, names, device)``: ``ids`` are the
+    terms' ids ("family" or "family:stage", kept in ``customdata``), ``names`` their labels; one trace per cell,
+    its names (kept whole in the trace's ``meta``) written, wrapped, under a marker coloured like the cell's first
+    family, hollow when ``device`` says the cell holds no position code (a training device). The axis labels are
+    wrapped too and kept whole in ``layout.meta``."""
     fig = go.Figure()
-    for x, y, keys, names in cells:
+    for x, y, ids, names, device in cells:
+        colour = FAMILY_COLOURS.get(ids[0].split(":")[0])
+        marker = {"size": 18, "color": colour, "line": {"width": 1, "color": "#333"}}
+        if device:
+            marker = {"size": 18, "symbol": "circle-open", "color": colour, "line": {"width": 3}}
         fig.add_trace(
             go.Scatter(
                 x=[x],
                 y=[y],
                 mode="markers+text",
-                text=["<br>".join(names)],
-                textposition="middle right",
-                marker={"size": 18, "color": FAMILY_COLOURS.get(keys[0]), "line": {"width": 1, "color": "#333"}},
-                customdata=[",".join(keys)],
+                text=["<br>".join(wrap(n, 16) for n in names)],
+                textposition="bottom center",
+                cliponaxis=False,  # labels may reach into the margins
+                marker=marker,
+                customdata=[",".join(ids)],
+                meta=list(names),
                 hovertemplate="%{text}<extra></extra>",
                 showlegend=False,
             )
         )
+    fig.update_layout(meta={"x_labels": list(x_labels), "y_labels": list(y_labels)})
     fig.update_xaxes(
-        tickvals=list(range(len(x_labels))), ticktext=x_labels, range=[-0.3, len(x_labels) - 0.2], showgrid=True
+        tickvals=list(range(len(x_labels))),
+        ticktext=[wrap(label, 14) for label in x_labels],
+        tickangle=0,
+        range=[-0.75, len(x_labels) - 0.25],
+        showgrid=True,
     )
-    fig.update_yaxes(tickvals=list(range(len(y_labels))), ticktext=y_labels, range=[-0.6, len(y_labels) - 0.4])
-    return style(fig, title, x_title, y_title, 360)
+    fig.update_yaxes(
+        tickvals=list(range(len(y_labels))),
+        ticktext=[wrap(label, 22) for label in y_labels],
+        range=[len(y_labels) + 0.4, -0.5],  # room under the last row for its wrapped labels
+    )
+    return style(fig, title, x_title, y_title, 520)

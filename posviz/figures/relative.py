@@ -1,4 +1,5 @@
-"""Figures of the relative-position page: T5's bucket curve with its three regions shaded."""
+"""Figures of the relative-position page: T5's bucket curve with its three regions shaded (exact, logarithmic,
+the last bucket)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,17 @@ REGION_COLOURS = {"exact": "44, 160, 44", "log": "31, 119, 180", "flat": "127, 1
 
 
 def bucket_curve(
-    offsets, buckets, *, max_exact: int, max_distance: int, bidirectional: bool, region_names: dict, **titles
+    offsets, buckets, *, max_exact: int, last_start: int, bidirectional: bool, region_names: dict, **titles
 ) -> go.Figure:
-    """Bucket against relative position n = j - i, with shaded bands: exact for |n| < max_exact, logarithmic
-    up to max_distance, saturated beyond. Causal T5 buckets only n <= 0, so the keys after the query (which all
-    get bucket 0) fall in the exact band. ``data[0]`` is the curve."""
+    """Bucket against relative position n = j - i, with shaded bands: exact for |n| < max_exact, logarithmic up
+    to ``last_start`` (where the last bucket of a side begins), flat from there on. Causal T5 buckets only n <= 0,
+    so the keys after the query (which all get bucket 0) fall in the exact band. ``data[0]`` is the curve."""
     offsets = np.asarray(offsets)
     lo, hi = float(offsets.min()) - 0.5, float(offsets.max()) + 0.5
-    me, d = max_exact - 0.5, max_distance - 0.5
-    bands = [("exact", -me, me if bidirectional else hi), ("log", -d, -me), ("flat", lo, -d)]
+    me, s = max_exact - 0.5, last_start - 0.5
+    bands = [("exact", -me, me if bidirectional else hi), ("log", -s, -me), ("flat", lo, -s)]
     if bidirectional:
-        bands += [("log", me, d), ("flat", d, hi)]
+        bands += [("log", me, s), ("flat", s, hi)]
     fig = go.Figure(
         go.Scatter(x=offsets, y=np.asarray(buckets, dtype=np.float64), mode="lines", name=titles["y_title"])
     )

@@ -17,6 +17,7 @@ from ._support import (
     heatmap_z,
     open_page,
     sinusoidal_formula,
+    teaching_text,
     title,
     tr,
     visit_tabs,
@@ -35,6 +36,15 @@ def panel_of(fig, name: str) -> str:
     return next(trace.get("yaxis", "y") for trace in fig["data"] if trace["name"] == name)
 
 
+def t5_bucket(relative_position, **kwargs) -> np.ndarray:
+    """transformers' ``T5Attention._relative_position_bucket`` (key index - query index -> bucket)."""
+    import torch
+    from transformers.models.t5.modeling_t5 import T5Attention
+
+    rel = torch.as_tensor(np.asarray(relative_position, dtype=np.int64))
+    return T5Attention._relative_position_bucket(rel, **kwargs).numpy()
+
+
 def cosine_by_offset(table, offsets):
     unit = table / np.linalg.norm(table, axis=1, keepdims=True)
     similarity = unit @ unit.T
@@ -50,30 +60,84 @@ def tour():
 # ------------------------------------------------------------------------------------------------------ kinds
 
 
+def map_terms(fig) -> dict[str, dict]:
+    """The map's markers by term id ("shaw", "shaw:values", ...): position, label, hollow or not."""
+    placed = {}
+    for trace in fig["data"]:
+        ids = trace["customdata"][0].split(",")
+        names = trace["meta"]  # the whole labels; the text drawn is the same, wrapped
+        assert trace["text"][0].replace("<br>", "").replace(" ", "") == "".join(names).replace(" ", "")
+        for term, label in zip(ids, names, strict=True):
+            placed[term] = {
+                "x": trace["x"][0],
+                "y": trace["y"][0],
+                "name": label,
+                "hollow": trace["marker"].get("symbol") == "circle-open",
+            }
+    return placed
+
+
+def check_map(fig, lang: str = "en"):
+    assert title(fig) == tr(lang, "compare.map")
+    placed = map_terms(fig)
+    expected = {}
+    for fam in posviz.FAMILIES.values():
+        for i, term in enumerate(fam.terms):
+            expected[fam.key if i == 0 else f"{fam.key}:{term.stage}"] = (fam, term, i)
+    assert set(placed) == set(expected)
+    stages, rows = fig["layout"]["meta"]["x_labels"], fig["layout"]["meta"]["y_labels"]
+    for axis, labels in (("xaxis", stages), ("yaxis", rows)):
+        drawn = [text.replace("<br>", "").replace(" ", "") for text in fig["layout"][axis]["ticktext"]]
+        assert drawn == [label.replace(" ", "") for label in labels]
+    assert stages == [tr(lang, f"compare.stage.{s}") for s in compare.STAGES]
+    assert rows == [tr(lang, f"compare.signal.{s}") for s in compare.SIGNALS]
+    for term_id, (fam, term, i) in expected.items():
+        got = placed[term_id]
+        assert (compare.STAGES[got["x"]], compare.SIGNALS[got["y"]]) == (term.stage, compare.signal(term))
+        label = tr(lang, f"family.{fam.key}.name") if i == 0 else tr(lang, f"compare.term.{fam.key}.{term.stage}")
+        assert got["name"] == label and got["hollow"] == (not term.position_code)
+    return placed, stages, rows
+
+
 def test_map_and_table_come_from_the_registry():
     at = open_page("compare", query={"tab": "overview"})
     assert_clean(at)
     (fig,) = figures(at)
-    assert title(fig) == tr("en", "compare.map")
-    placed = {}
-    for trace in fig["data"]:
-        for key in trace["customdata"][0].split(","):
-            placed[key] = (trace["x"][0], trace["y"][0])
-        names = trace["text"][0].split("<br>")
-        assert names == [tr("en", f"family.{k}.name") for k in trace["customdata"][0].split(",")]
-    assert set(placed) == set(posviz.FAMILIES)
-    for key, (x, y) in placed.items():
-        fam = posviz.family(key)
-        assert (compare.STAGES[x], compare.DEPENDS[y]) == (fam.enters, fam.depends_on)
-    assert fig["layout"]["xaxis"]["ticktext"] == [tr("en", f"compare.stage.{s}") for s in compare.STAGES]
+    placed, stages, rows = check_map(fig)
+    # what a reader sees: Shaw's term depends on the tokens and the offset, T5's on the offset only; Shaw also acts
+    # on the values; XLNet's positions sit with Shaw, its mask (hollow) in a row of its own; labels are wrapped
+    where = {key: (stages[p["x"]], rows[p["y"]]) for key, p in placed.items()}
+    score, bias = tr("en", "compare.stage.score"), tr("en", "compare.stage.bias")
+    with_tokens, offset_only = tr("en", "compare.signal.offset_content"), tr("en", "compare.signal.offset")
+    assert where["shaw"] == where["xlnet"] == (score, with_tokens)
+    assert where["t5"] == where["alibi"] == (bias, offset_only)
+    assert where["shaw:values"] == (tr("en", "compare.stage.values"), offset_only)
+    assert where["xlnet:mask"] == (tr("en", "compare.stage.mask"), tr("en", "compare.signal.order"))
+    assert placed["xlnet:mask"]["hollow"] and not placed["xlnet"]["hollow"]
 
     table = at.table[0].value
-    assert list(table.index) == [tr("en", f"family.{k}.name") for k in posviz.FAMILIES]
-    assert list(table[tr("en", "compare.col.params")]) == [f.param_formula for f in posviz.FAMILIES.values()]
-    learned = [tr("en", "compare.yes" if f.learnable else "compare.no") for f in posviz.FAMILIES.values()]
+    families = list(posviz.FAMILIES.values())
+    assert list(table.index) == [tr("en", f"family.{f.key}.name") for f in families]
+    params = [
+        tr("en", f"compare.scope.{f.param_scope}", formula=f.param_formula) if f.param_scope else "0" for f in families
+    ]
+    assert list(table[tr("en", "compare.col.params")]) == params
+    learned = [tr("en", "compare.yes" if f.learnable else "compare.no") for f in families]
     assert list(table[tr("en", "compare.col.learnable")]) == learned
-    enters = [tr("en", f"enters.{f.enters}") for f in posviz.FAMILIES.values()]
-    assert list(table[tr("en", "compare.col.enters")]) == enters
+    content = dict(zip(table.index, table[tr("en", "compare.col.content")], strict=True))
+    assert content[tr("en", "family.shaw.name")] == content[tr("en", "family.xlnet.name")] == tr("en", "compare.yes")
+    assert content[tr("en", "family.t5.name")] == content[tr("en", "family.alibi.name")] == tr("en", "compare.no")
+    enters = dict(zip(table.index, table[tr("en", "compare.col.enters")], strict=True))
+    join = tr("en", "compare.enters.join")
+    assert enters[tr("en", "family.shaw.name")] == join.join([tr("en", "enters.score"), tr("en", "enters.values")])
+    assert enters[tr("en", "family.xlnet.name")] == join.join(
+        [tr("en", "enters.score"), tr("en", "compare.not_code", how=tr("en", "enters.mask"))]
+    )
+    assert enters[tr("en", "family.t5.name")] == tr("en", "enters.bias")
+    scope = dict(zip(table.index, table[tr("en", "compare.col.params")], strict=True))
+    assert scope[tr("en", "family.learned.name")] == tr("en", "compare.scope.input", formula="n·d")
+    assert scope[tr("en", "family.t5.name")] == tr("en", "compare.scope.first_layer", formula="buckets·heads")
+    assert scope[tr("en", "family.shaw.name")] == tr("en", "compare.scope.layer", formula="2(2k+1)·d_head")
 
 
 # -------------------------------------------------------------------------------------------------- by offset
@@ -85,6 +149,7 @@ def check_offsets(fig, length: int, lang: str = "en"):
     offsets = np.arange(-(length - 1), length)
     for key in ("sinusoidal", "learned", "rope", "alibi", "t5", "shaw"):
         np.testing.assert_array_equal(lines[name[key]][0], offsets)
+    assert name["xlnet"] not in lines  # the mask is not drawn as XLNet's position signal
     omega = 10_000.0 ** (-np.arange(0, 128, 2) / 128)
     closed = np.cos(np.abs(offsets)[:, None] * omega).mean(axis=1)
     np.testing.assert_allclose(lines[name["sinusoidal"]][1], closed, atol=1e-9)
@@ -95,7 +160,7 @@ def check_offsets(fig, length: int, lang: str = "en"):
     np.testing.assert_allclose(lines[name["alibi"]][1], -0.5 * np.abs(offsets))  # symmetric ALiBi, head 0 of 8
     np.testing.assert_array_equal(lines[name["shaw"]][1], np.clip(offsets, -8, 8) + 8)
     short = min(length, 64)
-    x, visible = lines[name["xlnet"]]
+    x, visible = lines[tr(lang, "compare.term.xlnet.mask")]  # XLNet's mask, labelled as such
     np.testing.assert_array_equal(x, np.arange(-(short - 1), short))
     _, query = posviz.xlnet_masks(posviz.factorisation_order(short, 1))
     np.testing.assert_allclose(visible, [np.diagonal(query, o).mean() for o in x.astype(int)])
@@ -154,6 +219,21 @@ def check_long(at, train: int, longer: int):
         )
         in text
     )
+    # T5 (32 bidirectional buckets, max distance 128): the last bucket starts where transformers first reaches it
+    buckets = t5_bucket(j - i, bidirectional=True, num_buckets=32, max_distance=128)
+    last = buckets % 16 == 15
+    start = int(np.abs(j - i)[last].min())
+    assert start == 91
+    t5_text = tr(
+        "en",
+        "compare.long.t5",
+        eval=longer,
+        train=train,
+        share=f"{last.mean():.0%}",
+        share_train=f"{last[:train, :train].mean():.0%}",
+        start=start,
+    )
+    assert t5_text in text
 
 
 def test_long_tab(tour):
@@ -176,30 +256,33 @@ def test_long_tab_says_when_nothing_is_new():
 # ------------------------------------------------------------------------------------------------------- cost
 
 
-def check_cost(fig, d: int, h: int):
+def check_cost(fig, d: int, h: int, layers: int):
     n = 2.0 ** np.arange(4, 16)
     name = {key: tr("en", f"family.{key}.name") for key in posviz.FAMILIES}
     params = {t["name"]: as_array(t["y"]) for t in fig["data"] if t.get("yaxis", "y") == "y"}
     stored = {t["name"]: as_array(t["y"]) for t in fig["data"] if t.get("yaxis") == "y2"}
-    assert set(params) == {name["learned"], name["t5"], name["shaw"]}  # zeros are not drawn on a log axis
-    np.testing.assert_array_equal(params[name["learned"]], n * d)
-    np.testing.assert_array_equal(params[name["t5"]], 32 * h)
-    np.testing.assert_array_equal(params[name["shaw"]], 2 * (2 * 8 + 1) * (d // h))
+    assert set(params) == {name[k] for k in ("learned", "t5", "shaw", "xlnet")}  # zeros are not drawn on a log axis
+    d_head = d // h
+    np.testing.assert_array_equal(params[name["learned"]], n * d)  # one table for the whole model
+    np.testing.assert_array_equal(params[name["t5"]], 32 * h)  # one table, in the first layer
+    np.testing.assert_array_equal(params[name["shaw"]], layers * 2 * (2 * 8 + 1) * d_head)  # a^K, a^V per layer
+    np.testing.assert_array_equal(params[name["xlnet"]], layers * (d + 1) * h * d_head)  # W_R and v per layer
     np.testing.assert_array_equal(stored[name["sinusoidal"]], n * d)
-    np.testing.assert_array_equal(stored[name["rope"]], n * (d // h))
+    np.testing.assert_array_equal(stored[name["rope"]], n * d_head)
     np.testing.assert_array_equal(stored[name["alibi"]], h + h * n**2)
     assert fig["layout"]["xaxis"]["type"] == fig["layout"]["yaxis"]["type"] == "log"
+    assert title(fig) == tr("en", "compare.cost", d=d, h=h, layers=layers)
 
 
 def test_cost_tab(tour):
-    check_cost(tour.by_tab["cost"][0], 768, 12)
+    check_cost(tour.by_tab["cost"][0], 768, 12, 12)
 
 
 def test_cost_tab_from_the_url():
-    at = open_page("compare", query={"tab": "cost", "cd": "512", "ch": "8"})
+    at = open_page("compare", query={"tab": "cost", "cd": "512", "ch": "8", "cl": "3"})
     assert_clean(at)
-    assert (widget(at, "cd").value, widget(at, "ch").value) == (512, 8)
-    check_cost(figures(at)[0], 512, 8)
+    assert (widget(at, "cd").value, widget(at, "ch").value, widget(at, "cl").value) == (512, 8, 3)
+    check_cost(figures(at)[0], 512, 8, 3)
 
 
 # ------------------------------------------------------------------------------------------------ side by side
@@ -256,7 +339,7 @@ def test_chinese_view():
     assert tr("zh", "compare.offset.notice") in [c.value for c in at.caption]
     assert [t.value for t in at.title] == [tr("zh", "page.compare")]
     tabs = visit_tabs(at, "compare", ["overview"], lang="zh")
-    assert title(tabs.by_tab["overview"][0]) == tr("zh", "compare.map")
+    check_map(tabs.by_tab["overview"][0], lang="zh")
     assert list(at.table[0].value.index) == [tr("zh", f"family.{k}.name") for k in posviz.FAMILIES]
 
 
@@ -273,9 +356,9 @@ def test_nonsense_in_the_url_falls_back():
     at = open_page("compare", query={"tab": "long", "train": "x", "eval": "-3"})
     assert_clean(at)
     assert (widget(at, "train").value, widget(at, "eval").value) == (512, 2048)
-    at = open_page("compare", query={"tab": "cost", "cd": "huge", "ch": "0"})
+    at = open_page("compare", query={"tab": "cost", "cd": "huge", "ch": "0", "cl": "-1"})
     assert_clean(at)
-    assert (widget(at, "cd").value, widget(at, "ch").value) == (768, 12)
+    assert (widget(at, "cd").value, widget(at, "ch").value, widget(at, "cl").value) == (768, 12, 12)
     at = open_page("compare", query={"tab": "side", "a": "nope", "b": "xlnet", "a_sinusoidal_base": "abc"})
     assert_clean(at)
     assert (widget(at, "a").value, widget(at, "b").value, widget(at, "a_sinusoidal_base").value) == (
@@ -283,3 +366,22 @@ def test_nonsense_in_the_url_falls_back():
         "xlnet",
         10000,
     )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_offset_notice_does_not_credit_the_synthetic_t5_curve_to_trained_t5(lang):
+    """The T5 curve of the offset tab reads a made-up table (``t5_synthetic_bias_table``), which falls with the
+    distance by construction; the notice must say so instead of claiming that T5 subtracts more the farther."""
+    notice = tr(lang, "compare.offset.notice")
+    assert ("made-up" if lang == "en" else "虚构") in notice and "T5" in notice
+    assert "ALiBi and T5 subtract" not in notice and "ALiBi 和 T5 对越远的键减得越多" not in notice
+    table = posviz.encodings.relative.t5_synthetic_bias_table(32, compare.T5_HEADS)
+    side = np.arange(32) % 16
+    assert np.corrcoef(side, table[:, 0])[0, 1] < -0.9  # the synthetic head 0 decays by design
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_teaching_texts_say_where_shaw_and_xlnet_act(lang):
+    relative_text, compare_text = teaching_text("relative", lang), teaching_text("compare", lang)
+    assert r"q_i \cdot a^K_{j-i}" in relative_text and "a^V_{j-i}" in relative_text  # Shaw et al., eq. 3-4
+    assert r"q_i \cdot a^K_{j-i}" in compare_text and "Transformer-XL" in compare_text

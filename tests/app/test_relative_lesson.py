@@ -41,15 +41,26 @@ def check_lessons(view, *, shaw_len, k, num_buckets, max_distance, bidirectional
     offsets = np.arange(-2 * max_distance, 2 * max_distance + 1)
     np.testing.assert_array_equal(as_array(curve["data"][0]["y"]), posviz.t5_relative_bucket(offsets, **kw))
     exact = relative.t5_exact_region(num_buckets, bidirectional)
+    # where the flat tail starts: the first distance transformers puts into the last bucket of its side
+    side = num_buckets // 2 if bidirectional else num_buckets
+    past = t5_bucket(-np.arange(4 * max_distance), **kw)
+    start = int(np.flatnonzero(past == side - 1)[0])
+    assert (past[start:] == side - 1).all()
     edges = sorted({round(e, 1) for s in curve["layout"]["shapes"] for e in (s["x0"], s["x1"])})
-    inner = [-max_distance + 0.5, -exact + 0.5] + ([exact - 0.5, max_distance - 0.5] if bidirectional else [])
+    inner = [-start + 0.5, -exact + 0.5] + ([exact - 0.5, start - 0.5] if bidirectional else [])
     assert set(inner) <= set(edges) and edges[0] == offsets[0] - 0.5 and edges[-1] == offsets[-1] + 0.5
     regions = [trace["name"] for trace in curve["data"][1:]]
     assert regions == [
         tr(lang, "relative.t5.region.exact", n=exact),
-        tr(lang, "relative.t5.region.log", n=exact, d=max_distance),
-        tr(lang, "relative.t5.region.flat", d=max_distance),
+        tr(lang, "relative.t5.region.log", n=exact, s=start),
+        tr(lang, "relative.t5.region.flat", s=start),
     ]
+    notice = "relative.t5.curve.notice" if start < max_distance else "relative.t5.curve.notice.clamp"
+    assert tr(lang, notice, s=start, d=max_distance, top=max_distance - 1) in view.captions
+    flat = np.abs(offsets) >= start
+    curve_buckets = as_array(curve["data"][0]["y"])
+    assert np.unique(curve_buckets[flat & (offsets < 0)]).size == 1  # the tail drawn flat is flat
+    assert curve_buckets[offsets == -(start - 1)][0] < side - 1  # and one step before it is not yet
 
     counts = as_array(sizes["data"][0]["y"])
     np.testing.assert_array_equal(counts, relative.t5_bucket_sizes(**kw))
@@ -61,9 +72,20 @@ def check_lessons(view, *, shaw_len, k, num_buckets, max_distance, bidirectional
     return bias, offsets, kw
 
 
+def t5_bucket(relative_position, **kwargs) -> np.ndarray:
+    """transformers' ``T5Attention._relative_position_bucket`` (key index - query index -> bucket)."""
+    import torch
+    from transformers.models.t5.modeling_t5 import T5Attention
+
+    rel = torch.as_tensor(np.asarray(relative_position, dtype=np.int64))
+    return T5Attention._relative_position_bucket(rel, **kwargs).numpy()
+
+
 def test_default_view_lessons():
     view = visit()
     bias, offsets, kw = check_lessons(view, shaw_len=32, k=8, num_buckets=32, max_distance=128, bidirectional=True)
+    assert tr("en", "relative.t5.region.flat", s=91) in [t["name"] for t in view.figures[3]["data"]]
+    assert tr("en", "relative.t5.bias.notice", s=91) in view.captions
     assert tr("en", "relative.t5.unused.bidirectional", b=16, listed="16") in view.infos
     assert tr("en", "relative.t5.bias.none") in view.infos
     assert title(bias) == tr("en", "relative.t5.bias.synthetic", b=32)
@@ -79,6 +101,10 @@ def test_url_view_lessons_in_chinese():
         k: view.widgets[k] for k in ("shaw_len", "shaw_k", "t5_buckets", "t5_max_distance", "t5_bidirectional")
     } == {"shaw_len": 20, "shaw_k": 3, "t5_buckets": 16, "t5_max_distance": 64, "t5_bidirectional": False}
     bias, _, _ = check_lessons(view, shaw_len=20, k=3, num_buckets=16, max_distance=64, bidirectional=False, lang="zh")
+    start = int(
+        np.flatnonzero(t5_bucket(-np.arange(64), bidirectional=False, num_buckets=16, max_distance=64) == 15)[0]
+    )
+    assert tr("zh", "relative.t5.bias.notice", s=start) in view.captions
     assert title(view.figures[1]) == tr("zh", "relative.shaw.distinct", k=3, total=7)
     assert title(bias) == tr("zh", "relative.t5.bias.synthetic", b=16)
 
@@ -105,6 +131,10 @@ def test_session_bias_table_is_shown():
     assert len(got) == 3
     for h in range(3):
         np.testing.assert_allclose(got[h], table[buckets, h], rtol=1e-12)
+    # the table's 16 buckets, not the slider's 32, decide where its biases go flat
+    past = t5_bucket(-np.arange(512), num_buckets=16, max_distance=128, bidirectional=True)
+    start = int(np.flatnonzero(past == 7)[0])
+    assert start != 91 and tr("en", "relative.t5.bias.notice", s=start) in [c.value for c in at.caption]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -203,44 +202,94 @@ def test_shaw_clipped_share_counts_far_pairs():
 # ------------------------------------------------------------------------------------------------------- cost
 
 
-def test_parameter_counts_match_real_modules():
-    from transformers import GPT2Config, T5Config
+def position_parameters(model, *names: str) -> int:
+    """Parameters of a transformers model whose dotted name ends with one of ``names``, summed over every layer."""
+    return sum(p.numel() for n, p in model.named_parameters() if n.endswith(names))
+
+
+@pytest.mark.parametrize("layers", [1, 3])
+def test_parameter_counts_are_those_of_whole_real_models(layers):
+    """A learned table and T5's bias table exist once per model however deep it is; Shaw's vectors and XLNet's
+    projection exist in every layer. Counted in real transformers models of 1 and 3 layers."""
+    from transformers import GPT2Config, T5Config, Wav2Vec2BertConfig, Wav2Vec2BertModel, XLNetConfig, XLNetModel
     from transformers.models.gpt2.modeling_gpt2 import GPT2Model
-    from transformers.models.t5.modeling_t5 import T5Attention
+    from transformers.models.t5.modeling_t5 import T5EncoderModel
 
     n = np.array([16, 64])
+    kw = dict(d_model=24, n_heads=4, n_layers=layers)
     for positions in n:
-        gpt2 = GPT2Model(GPT2Config(n_positions=int(positions), n_embd=24, n_layer=1, n_head=4, vocab_size=10))
-        assert compare.parameter_count("learned", [positions], d_model=24, n_heads=4)[0] == gpt2.wpe.weight.numel()
-    config = T5Config(d_model=24, num_heads=4, d_kv=6, relative_attention_num_buckets=32)
-    bias = T5Attention(config, has_relative_attention_bias=True).relative_attention_bias
-    np.testing.assert_array_equal(
-        compare.parameter_count("t5", n, d_model=24, n_heads=4, num_buckets=32), bias.weight.numel()
+        config = GPT2Config(n_positions=int(positions), n_embd=24, n_layer=layers, n_head=4, vocab_size=10)
+        wpe = position_parameters(GPT2Model(config), "wpe.weight")
+        assert wpe == positions * 24
+        assert compare.parameter_count("learned", [positions], **kw)[0] == wpe
+    t5 = T5EncoderModel(
+        T5Config(d_model=24, num_heads=4, d_kv=6, num_layers=layers, d_ff=16, vocab_size=10)
+    )  # only block 0 holds relative_attention_bias; every later block reuses its position_bias
+    t5_count = position_parameters(t5, "relative_attention_bias.weight")
+    assert t5_count == 32 * 4
+    np.testing.assert_array_equal(compare.parameter_count("t5", n, num_buckets=32, **kw), t5_count)
+    # Shaw et al.'s a^K is Wav2Vec2-BERT's "relative_key" distance_embedding: 2k + 1 rows of d_head, shared by the
+    # heads, in every layer; a^V (equation 3) is a second table of the same shape
+    wav = Wav2Vec2BertModel(
+        Wav2Vec2BertConfig(
+            hidden_size=24,
+            num_attention_heads=4,
+            num_hidden_layers=layers,
+            intermediate_size=16,
+            left_max_position_embeddings=5,
+            right_max_position_embeddings=5,
+            conv_depthwise_kernel_size=3,
+            feature_projection_input_dim=8,
+        )
     )
-    # Shaw et al.: w^K and w^V, 2k + 1 vectors of d_head each
-    keys, values = torch.nn.Embedding(2 * 5 + 1, 6), torch.nn.Embedding(2 * 5 + 1, 6)
-    shaw = keys.weight.numel() + values.weight.numel()
-    np.testing.assert_array_equal(compare.parameter_count("shaw", n, d_model=24, n_heads=4, k=5), shaw)
+    keys = position_parameters(wav, "distance_embedding.weight")
+    assert keys == layers * (2 * 5 + 1) * 6
+    np.testing.assert_array_equal(compare.parameter_count("shaw", n, k=5, **kw), 2 * keys)
+    # XLNet: Transformer-XL's W_R (``r``) and position bias v (``r_r_bias``) in every layer
+    xlnet = XLNetModel(XLNetConfig(d_model=24, n_head=4, n_layer=layers, d_inner=16, vocab_size=10))
+    xl = position_parameters(xlnet, "rel_attn.r", "rel_attn.r_r_bias")
+    assert xl == layers * (24 * 24 + 24)
+    np.testing.assert_array_equal(compare.parameter_count("xlnet", n, **kw), xl)
     for key in ("sinusoidal", "rope", "alibi"):
-        np.testing.assert_array_equal(compare.parameter_count(key, n, d_model=24, n_heads=4), 0)
+        np.testing.assert_array_equal(compare.parameter_count(key, n, **kw), 0)
+
+
+def test_where_the_parameters_live_is_what_the_counts_say():
+    """The registry's scope agrees with how the count grows with the depth: "layer" families scale with it, the
+    others do not."""
+    n = [128]
+    for key in compare.COST_FAMILIES:
+        fam = posviz.family(key)
+        one, twelve = (compare.parameter_count(key, n, d_model=64, n_heads=4, n_layers=L)[0] for L in (1, 12))
+        assert (one == 0) == (fam.param_scope == "") == (fam.param_formula == "0")
+        assert twelve == (12 * one if fam.param_scope == "layer" else one), key
+    assert {k: posviz.family(k).param_scope for k in ("learned", "t5", "shaw", "xlnet")} == {
+        "learned": "input",
+        "t5": "first_layer",
+        "shaw": "layer",
+        "xlnet": "layer",
+    }
 
 
 def test_stored_floats():
     n = np.array([16, 1024])
-    kw = dict(d_model=64, n_heads=8, num_buckets=32, k=4)
+    kw = dict(d_model=64, n_heads=8, n_layers=3, num_buckets=32, k=4)
     np.testing.assert_array_equal(compare.stored_floats("sinusoidal", n, **kw), n * 64)
     np.testing.assert_array_equal(compare.stored_floats("learned", n, **kw), n * 64)
     np.testing.assert_array_equal(compare.stored_floats("rope", n, **kw), n * 8)  # cos and sin, n x 4 each
     np.testing.assert_array_equal(compare.stored_floats("alibi", n, **kw), 8 + 8 * n**2)
     np.testing.assert_array_equal(compare.stored_floats("t5", n, **kw), 32 * 8 + 8 * n**2)
-    np.testing.assert_array_equal(compare.stored_floats("shaw", n, **kw), 2 * 9 * 8 + 8 * n**2)
+    np.testing.assert_array_equal(compare.stored_floats("shaw", n, **kw), 3 * 2 * 9 * 8 + 8 * n**2)
+    np.testing.assert_array_equal(compare.stored_floats("xlnet", n, **kw), 3 * (64 * 64 + 64) + 2 * n * 64 + 8 * n**2)
 
 
 def test_cost_rejects_impossible_settings():
     with pytest.raises(ValueError, match="12 heads"):
         compare.parameter_count("learned", [8], d_model=8, n_heads=12)
     with pytest.raises(ValueError, match="family"):
-        compare.stored_floats("xlnet", [8], d_model=8, n_heads=1)
+        compare.stored_floats("nope", [8], d_model=8, n_heads=1)
+    with pytest.raises(ValueError, match="n_layers"):
+        compare.parameter_count("shaw", [8], d_model=8, n_heads=1, n_layers=0)
     with pytest.raises(ValueError, match="n_positions"):
         compare.parameter_count("learned", [0], d_model=8, n_heads=1)
 
@@ -248,12 +297,51 @@ def test_cost_rejects_impossible_settings():
 # ------------------------------------------------------------------------------------------------------ kinds
 
 
-def test_family_cells_place_every_family_once():
+def test_family_cells_place_every_term_once():
     cells = compare.family_cells()
-    placed = [key for _, _, keys in cells for key in keys]
-    assert sorted(placed) == sorted(posviz.FAMILIES)
-    for x, y, keys in cells:
-        for key in keys:
-            fam = posviz.family(key)
-            assert (compare.STAGES[x], compare.DEPENDS[y]) == (fam.enters, fam.depends_on)
+    placed = [term for _, _, terms in cells for term in terms]
+    assert sorted(placed) == sorted((f.key, i) for f in posviz.FAMILIES.values() for i in range(len(f.terms)))
+    for x, y, terms in cells:
+        for key, i in terms:
+            term = posviz.family(key).terms[i]
+            assert compare.STAGES[x] == term.stage and compare.SIGNALS[y] == compare.signal(term)
     assert len({(x, y) for x, y, _ in cells}) == len(cells)
+
+
+def test_map_says_where_shaw_t5_and_xlnet_act():
+    """Shaw's position term q_i . a^K depends on the query and a^V goes to the values (Shaw et al., 2018, eq. 3-4);
+    T5's bias does not depend on the tokens; XLNet's positions are Transformer-XL's content-dependent relative term,
+    and its factorisation-order mask is no position code."""
+    where = {
+        (key, i): (compare.STAGES[x], compare.SIGNALS[y]) for x, y, terms in compare.family_cells() for key, i in terms
+    }
+    assert where["shaw", 0] == ("score", "offset_content")
+    assert where["shaw", 1] == ("values", "offset")
+    assert where["t5", 0] == where["alibi", 0] == ("bias", "offset")
+    assert where["xlnet", 0] == ("score", "offset_content")
+    assert where["xlnet", 1] == ("mask", "order") and not posviz.family("xlnet").terms[1].position_code
+    assert where["rope", 0] == ("rotation", "offset_content")
+    assert not any(stage == "mask" and posviz.family(k).terms[i].position_code for (k, i), (stage, _) in where.items())
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "XLNet's order masks (pretraining only)",
+        "相对位置（T5 分桶）",
+        "XLNet：分解顺序掩码（预训练用，不是位置编码）",
+        "Shaw: a<sup>V</sup> added to the values",
+        "offset j − i and the tokens",
+    ],
+)
+def test_map_labels_wrap_without_losing_or_splitting_anything(text):
+    from posviz.figures.compare import wrap
+
+    lines = wrap(text, 14).split("<br>")
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    for line in lines:
+        plain = line.replace("<sup>", "").replace("</sup>", "")
+        width = sum(2 if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef" else 1 for c in plain)
+        assert width <= 14 or " " not in line.strip()  # only an unbreakable unit may run over
+        assert not line.startswith(("）", "，", "。")) and not line.endswith("（")
+        assert line.count("<sup>") == line.count("</sup>")

@@ -122,3 +122,42 @@ def test_bad_arguments_name_the_value(call, fragment):
     with pytest.raises(ValueError) as info:
         call()
     assert fragment in str(info.value)
+
+
+# ------------------------------------------------------------------------------ where T5's last bucket starts
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+@pytest.mark.parametrize(("num_buckets", "max_distance"), T5_SETTINGS)
+def test_last_bucket_starts_where_transformers_first_reaches_it(num_buckets, max_distance, bidirectional):
+    """The smallest distance in the last bucket of its side, found with ``T5Attention._relative_position_bucket``
+    over distances well past max_distance: from it on, every distance shares that bucket."""
+    kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    side = num_buckets // 2 if bidirectional else num_buckets
+    n = np.arange(0, 4 * max_distance)
+    past = oracle.t5_bucket(-n, **kw)  # keys before the query
+    start = int(np.flatnonzero(past == side - 1)[0])
+    assert (past[start:] == side - 1).all() and (past[:start] < side - 1).all()
+    assert relative.t5_last_bucket_start(**kw) == start <= max_distance
+    if bidirectional:  # keys after the query reach their last bucket at the same distance
+        future = oracle.t5_bucket(n[1:], **kw)
+        assert int(np.flatnonzero(future == num_buckets - 1)[0]) + 1 == start
+
+
+def test_last_bucket_of_the_default_settings_starts_before_max_distance():
+    """T5's 32 buckets and max distance 128: the tail is flat from 91 (bidirectional) and 113 (causal), not from
+    128 — both read off transformers' bucket function, and from the closed form in the docstring."""
+    for bidirectional, expected in ((True, 91), (False, 113)):
+        n = np.arange(0, 200)
+        buckets = oracle.t5_bucket(-n, bidirectional=bidirectional, num_buckets=32, max_distance=128)
+        assert int(np.flatnonzero(buckets == buckets.max())[0]) == expected
+        assert relative.t5_last_bucket_start(bidirectional=bidirectional) == expected
+        side = 16 if bidirectional else 32
+        exact = side // 2
+        closed = exact * (128 / exact) ** ((side - exact - 1) / (side - exact))
+        assert math.ceil(closed) == expected
+
+
+def test_last_bucket_start_rejects_settings_t5_rejects():
+    with pytest.raises(ValueError, match="max_distance"):
+        relative.t5_last_bucket_start(num_buckets=64, max_distance=16)

@@ -70,3 +70,31 @@ def test_parse_order_limits_the_length():
 def test_visible_tokens_rejects_a_token_outside_the_order(token):
     with pytest.raises(ValueError, match=r"between 0 and 3"):
         xlnet.visible_tokens([3, 1, 0, 2], token)
+
+
+# ------------------------------------------------------------------------------------------ partial prediction
+
+
+@FAST
+@given(order=permutations, k=st.integers(1, 10))
+def test_prediction_targets_are_the_last_one_in_k_of_the_order(order, k):
+    """Yang et al. (2019), section 2.3: only z_{>c} is predicted, with |z| / (|z| - c) about K."""
+    targets = xlnet.prediction_targets(order, k)
+    count = len(targets)
+    assert count >= 1 and targets.tolist() == order[len(order) - count :]  # the end of the order, in order
+    assert abs(count - len(order) / k) <= 0.5 or count == 1  # the nearest whole number of 1/K of the tokens
+    step = {token: s for s, token in enumerate(order)}
+    context = set(order) - set(targets.tolist())
+    assert all(step[t] > step[c] for t in targets for c in context)  # every target comes after all the context
+
+
+def test_prediction_targets_of_xlnets_pretraining():
+    """K = 6: 85 targets of a 512-token sequence, as the authors' pretraining flags say (num_predict=85); one
+    order is sampled per sequence, and most of its tokens are never predicted."""
+    assert xlnet.PARTIAL_PREDICTION_K == 6
+    order = np.random.default_rng(0).permutation(512)
+    assert len(xlnet.prediction_targets(order)) == 85
+    np.testing.assert_array_equal(xlnet.prediction_targets([5, 0, 1, 4, 2, 6, 3, 7]), [7])
+    np.testing.assert_array_equal(xlnet.prediction_targets(list(range(12)), 6), [10, 11])
+    with pytest.raises(ValueError, match="exactly once"):
+        xlnet.prediction_targets([0, 0, 1])
