@@ -83,6 +83,24 @@ def url_radio(label: str, options: list, *, key: str, default, format_func=str, 
     return value
 
 
+def url_select(label: str, options: list, *, key: str, default, format_func=str, **kwargs):
+    """A selectbox whose URL parameter is the option's code, not its translated label, as ``url_radio``: for a
+    choice among more options than a row of tabs can show. Bound to ``tab`` it replaces ``url_tabs`` and keeps
+    their links (``tab=shift``) working. A value left in the session by another widget of the same key (another
+    page's tabs) is not an option here, and is read again from the URL (or falls back to the default).
+    """
+    if st.session_state.get(key) not in options:
+        raw = st.query_params.get(key)
+        st.session_state[key] = next((o for o in options if str(o) == raw), default)
+    labels = {option: format_func(option) for option in options}  # in this run's language, whenever it is called
+    value = st.selectbox(label, options, key=key, format_func=labels.__getitem__, **kwargs)
+    if value == default:
+        st.query_params.pop(key, None)
+    else:
+        st.query_params[key] = str(value)
+    return value
+
+
 def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, object]:
     """Tabs that run only the open tab's code, with the open tab's code in the URL (``tab=shift``).
 
