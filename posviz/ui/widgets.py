@@ -110,7 +110,7 @@ def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, object]:
     """
     codes = list(labels)
     memory = f"{key}.code"  # the open tab's code survives a change of language, which changes every label
-    if memory not in st.session_state:
+    if st.session_state.get(memory) not in labels:  # first visit, or a code remembered from another page's tabs
         raw = st.query_params.get(key)
         st.session_state[memory] = raw if raw in labels else codes[0]
     by_label = {label: code for code, label in labels.items()}

@@ -13,6 +13,7 @@ import pytest
 import posviz
 
 from ._support import (
+    PAGE_FILES,
     as_array,
     assert_clean,
     assert_matrix,
@@ -256,3 +257,19 @@ def test_nonsense_in_the_url_falls_back_to_a_valid_view(page, query, fallback):
     else:
         index = 1 if page == "alibi" else 0
         assert_matrix(heatmap_z(figures(at)[index]), default())
+
+
+def test_a_tab_opened_on_one_page_does_not_break_the_next_page():
+    """The open tab's code is remembered across reruns; on another page whose tabs have other codes it must give way
+    to that page's link or first tab (it raised KeyError: 'norms')."""
+    at = open_page("sinusoidal", query={"tab": "norms"})
+    assert_clean(at)
+    at.query_params.clear()
+    at.switch_page(PAGE_FILES["learned"]).run()
+    assert_clean(at)
+    assert at.tabs[0].label == tr("en", "learned.tab.table") and "tab" not in at.query_params
+    at.switch_page(PAGE_FILES["rope"])
+    at.query_params["tab"] = "decay"
+    at.run()
+    assert_clean(at)
+    assert at.query_params["tab"] == "decay"
