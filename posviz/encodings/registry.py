@@ -249,7 +249,7 @@ FAMILIES: dict[str, Family] = {
             capabilities=frozenset({"index"}),
             param_formula="2(2k+1)·d_head",  # a^K and a^V, shared by the heads, in every layer
             param_scope="layer",
-            models="Music Transformer, BERT relative_key",
+            models="Shaw et al. (2018); its key term alone in Music Transformer, Wav2Vec2-BERT",
         ),
         Family(
             key="t5",
