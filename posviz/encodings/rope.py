@@ -468,31 +468,37 @@ DECAY_BLOCK = 2048
 
 
 def rope_decay_profile(
-    max_distance: int, head_dim: int, *, base: float = 10000.0, points: int = 1024
+    max_distance: int, head_dim: int, *, base: float = 10000.0, points: int = 1024, horizon: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(distances, bound, envelope)`` for reading RoFormer's decay: at most ``points`` evenly spaced integer
-    distances r from 0 to ``max_distance`` (all of them when they fit), the bound B(r) of ``rope_decay_bound`` at
-    each, and its upper envelope
+    """``(distances, bound, envelope)`` for reading RoFormer's decay: at most ``points`` integer distances r from 0
+    to ``max_distance`` (all of them when they fit, else 0 and geometrically spaced ones from 1, so that a log axis
+    shows the near distances, where most of the decay happens, as finely as the far ones), the bound B(r) of
+    ``rope_decay_bound`` at each, and its upper envelope
 
-        E(r) = max { B(r') : r <= r' <= max_distance },
+        E(r) = max { B(r') : r <= r' <= horizon },   horizon = 2 max_distance unless given,
 
-    the largest value the bound takes at r or at any farther distance. B oscillates as the partial sums S_j turn,
-    so two distances a few tokens apart can differ a lot; E falls monotonically and says what the decay means: past
-    distance r no score can exceed E(r) times max_i |h_{i+1} - h_i| (Su et al., 2021, section 3.4.3). E is taken
-    over every integer distance (evaluated ``DECAY_BLOCK`` distances at a time), so a peak between two shown
-    distances is not missed.
+    the largest value the bound takes at r or at any farther distance up to the horizon. B oscillates as the
+    partial sums S_j turn, so two distances a few tokens apart can differ a lot; E never rises and says what the
+    decay means: past distance r no score can exceed E(r) times max_i |h_{i+1} - h_i| (Su et al., 2021, section
+    3.4.3), as far as the horizon. The horizon lies beyond the last distance shown so that E does not drop at the
+    end of the plot only because fewer distances are left to take the maximum over. E is taken over every integer
+    distance (evaluated ``DECAY_BLOCK`` distances at a time), so a peak between two shown distances is not missed.
     """
     reach = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_POSITIONS)
     points = _checks.positive_int("points", points)
-    starts = range(0, reach + 1, DECAY_BLOCK)
+    horizon = 2 * reach if horizon is None else _checks.positive_int("horizon", horizon, maximum=4 * reach)
+    if horizon < reach:
+        raise ValueError(f"the horizon of the envelope ({horizon:,}) must reach the largest distance ({reach:,})")
+    starts = range(0, horizon + 1, DECAY_BLOCK)
     every = np.concatenate(
-        [rope_decay_bound(np.arange(a, min(a + DECAY_BLOCK, reach + 1)), head_dim, base=base) for a in starts]
+        [rope_decay_bound(np.arange(a, min(a + DECAY_BLOCK, horizon + 1)), head_dim, base=base) for a in starts]
     )
     envelope = np.maximum.accumulate(every[::-1])[::-1]
     if reach + 1 <= points:
         distances = np.arange(reach + 1)
     else:
-        distances = np.unique(np.round(np.linspace(0, reach, points)).astype(np.int64))
+        distances = np.unique(np.round(np.geomspace(1, reach, points - 1)).astype(np.int64))
+        distances = np.concatenate([[0], distances])
     return distances, every[distances], envelope[distances]
 
 
@@ -598,7 +604,8 @@ def partial_rotary_table(
     n_positions: int, head_dim: int, partial_rotary_factor: float, *, base: float = 10000.0, layout: str = "half"
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(table, rotates)``: the all-ones vector rotated at positions 0 .. n - 1, shape (n, head_dim), and a
-    boolean per dimension, True for the r = int(head_dim * partial_rotary_factor) dimensions that turn.
+    boolean per dimension, True for the r dimensions that turn: int(head_dim * partial_rotary_factor) rounded up to
+    whole pairs, as transformers' GPT-NeoX rotates them.
 
     Rotated dimensions follow cos(m theta_i) -/+ sin(m theta_i); the other head_dim - r pass through as 1
     (GPT-NeoX ``rotary_pct``, transformers ``partial_rotary_factor``).

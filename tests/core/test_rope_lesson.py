@@ -104,16 +104,24 @@ def test_decay_bound_starts_at_d_over_4_plus_half_and_falls():
 
 @pytest.mark.parametrize(("reach", "head_dim", "base"), [(300, 16, 10_000.0), (5000, 8, 100.0), (4500, 32, 1e6)])
 def test_decay_envelope_is_the_largest_bound_at_that_distance_or_farther(reach, head_dim, base):
-    """The envelope at r is max over r <= r' <= reach of the bound, the bound taken term by term at every integer
-    distance (so a peak between two shown distances counts), and it never rises."""
+    """The envelope at r is max over r <= r' <= 2 reach of the bound, the bound taken term by term at every
+    integer distance (so a peak between two shown distances counts), and it never rises."""
     distances, bound, envelope = rope.rope_decay_profile(reach, head_dim, base=base, points=64)
-    every = np.array([_decay_bound_loop(r, head_dim, base) for r in range(reach + 1)])
+    every = np.array([_decay_bound_loop(r, head_dim, base) for r in range(2 * reach + 1)])
     expected = np.array([every[r:].max() for r in distances])
     np.testing.assert_allclose(envelope, expected, rtol=1e-9)
     np.testing.assert_allclose(bound, every[distances], rtol=1e-9)
     assert distances[0] == 0 and distances[-1] == reach and distances.size <= 64
     assert np.all(np.diff(envelope) <= 0) and np.all(envelope >= bound)
     assert envelope[0] == pytest.approx(head_dim / 4 + 0.5, rel=1e-12)
+
+
+def test_decay_envelope_horizon():
+    """With the horizon at the last distance shown, the envelope ends on the bound itself."""
+    _, bound, envelope = rope.rope_decay_profile(300, 16, horizon=300)
+    assert envelope[-1] == bound[-1]
+    with pytest.raises(ValueError, match="horizon"):
+        rope.rope_decay_profile(300, 16, horizon=200)
 
 
 def test_decay_profile_shows_every_distance_when_they_fit():
