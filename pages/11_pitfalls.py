@@ -77,7 +77,7 @@ def side_by_side(bug: str, fix: str) -> None:
 
 def error_box(label: str, message: str) -> None:
     st.markdown(label)
-    st.code(message, language="text")
+    st.code(message, language="text", wrap_lines=True)  # a long message is read whole, not scrolled
 
 
 def table_heatmap(kind: str, title: str, key: str) -> None:
