@@ -346,6 +346,11 @@ def rope_tab() -> None:
         )
     if odd % 2:
         error_box(t("pitfalls.rope.torch", d=odd), cache.call(pitfalls.rope_odd_error, odd, base=base))
+        refusal = pitfalls.rope_odd_config_error(odd)
+        if refusal:
+            error_box(t("pitfalls.rope.transformers", d=odd), refusal)
+        else:
+            st.info(t("pitfalls.rope.transformers.tiny", d=odd))
         error_box(t("pitfalls.rope.posviz"), cache.call(pitfalls.rope_odd_reason, odd))
     else:
         st.info(t("pitfalls.rope.even", d=odd))

@@ -5,7 +5,7 @@ import streamlit as st
 
 import posviz
 from posviz.encodings import rope, rope_configs
-from posviz.figures import bars, lines
+from posviz.figures import bars
 from posviz.figures import rope as rope_figures
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
 
@@ -111,14 +111,18 @@ def scores(n, head_dim, base):
     seed = None if qk == "ones" else int(seed)
     with errors_shown():
         matrix = cache.call(posviz.rope_score_matrix, n, head_dim, base=base, seed=seed)
+        k = min(n, SHIFT_POSITIONS)
+        plain, shifted, diff = cache.call(rope.rope_shifted_scores, k, head_dim, shift, base=base, seed=seed)
+        # one colour scale for the three maps of this tab: -1 .. 1 for q = k = ones (S is a mean of cosines)
+        reach = 1.0 if seed is None else rope_figures.symmetric_reach(matrix, plain, shifted)
         show(
             heatmap(
                 matrix,
                 title=t("rope.scores"),
                 x_title=t("axis.key_position"),
                 y_title=t("axis.query_position"),
-                zmin=None if seed is not None else -1.0,
-                zmax=None if seed is not None else 1.0,
+                zmin=-reach,
+                zmax=reach,
                 colorbar_title="q·k / d",
             ),
             notice=t("rope.scores.notice"),
@@ -126,9 +130,6 @@ def scores(n, head_dim, base):
             data=matrix,
             name="rope-scores",
         )
-    with errors_shown():
-        k = min(n, SHIFT_POSITIONS)
-        plain, shifted, diff = cache.call(rope.rope_shifted_scores, k, head_dim, shift, base=base, seed=seed)
         fig = cache.figure(
             rope_figures.heatmap_pair,
             plain,
@@ -137,6 +138,9 @@ def scores(n, head_dim, base):
             title=t("rope.shift", k=k, diff=f"{diff:.2g}"),
             x_title=t("axis.key_position"),
             y_title=t("axis.query_position"),
+            zmin=-reach,
+            zmax=reach,
+            colorbar_title="q·k / d",
         )
         show(
             fig,
@@ -160,22 +164,24 @@ def decay(head_dim, base):
         help=t("rope.ctl.decay_len.help"),
     )
     with errors_shown():
-        distances = cache.call(posviz.evenly_spaced, int(reach) + 1, DECAY_POINTS)
-        bases = dict.fromkeys((*DECAY_BASES, base))
-        series = {
-            t("rope.decay.base", base=f"{b:,.0f}"): cache.call(
-                rope.rope_decay_bound, tuple(distances), head_dim, base=b
+        curves = {}
+        for b in dict.fromkeys((*DECAY_BASES, base)):
+            distances, bound, envelope = cache.call(
+                rope.rope_decay_profile, int(reach), head_dim, base=b, points=DECAY_POINTS
             )
-            for b in bases
-        }
-        fig = lines(
+            curves[t("rope.decay.base", base=f"{b:,.0f}")] = (bound, envelope)
+        fig = cache.figure(
+            rope_figures.decay_bounds,
             distances,
-            series,
+            curves,
             title=t("rope.decay", d=head_dim),
             x_title=t("rope.axis.distance"),
             y_title=t("rope.axis.bound"),
         )
-        show(fig, notice=t("rope.decay.notice"), key="decay", data={"distance": distances, **series}, name="rope-decay")
+        data = {"distance": distances}
+        for name, (bound, envelope) in curves.items():
+            data[f"{name}: bound"], data[f"{name}: envelope"] = bound, envelope
+        show(fig, notice=t("rope.decay.notice"), key="decay", data=data, name="rope-decay")
 
 
 @st.fragment
@@ -222,7 +228,7 @@ def layouts(base):
 def partial(n, head_dim, base):
     st.subheader(t("rope.partial.header"))
     st.latex(
-        r"r = \lfloor d \cdot \text{partial\_rotary\_factor} \rfloor,\qquad "
+        r"r = 2\left\lceil \lfloor d \cdot \text{partial\_rotary\_factor} \rfloor / 2 \right\rceil,\qquad "
         r"x_{r:d}\ \text{passes through unchanged}"
     )
     c1, c2 = st.columns(2)
@@ -359,6 +365,43 @@ def extension(head_dim, base):
             },
             hide_index=True,
         )
+    dynamic_growth(int(factor), int(original), current)
+
+
+@st.fragment
+def dynamic_growth(factor: int, original: int, current: int):
+    """How dynamic NTK's factor and the length read combine into the scale it applies."""
+    st.subheader(t("rope.ext.dynamic.header"))
+    st.latex(
+        r"\text{base}' = \text{base}\cdot s_{\text{eff}}^{\,d/(d-2)},\qquad "
+        r"s_{\text{eff}} = \text{factor}\cdot\frac{L}{L_{\max}} - (\text{factor}-1)"
+        r" = 1 + \text{factor}\,\Bigl(\frac{L}{L_{\max}} - 1\Bigr),\quad L \ge L_{\max}"
+    )
+    st.markdown(t("rope.ext.dynamic.text", s=factor, overshoot=f"{factor * factor - factor + 1:,}"))
+    with errors_shown():
+        lengths = cache.call(posviz.evenly_spaced, factor * original + 1, 257)[1:]  # 1 .. s L tokens
+        read = tuple(int(length) for length in lengths)
+        series = {
+            t("rope.ext.dynamic.factor", f=f): cache.call(rope.dynamic_ntk_scale, read, float(f), original)
+            for f in dict.fromkeys((1, 2, factor))
+        }
+        fig = cache.figure(
+            rope_figures.scale_growth,
+            lengths,
+            series,
+            {t("rope.ext.dynamic.target", s=factor): float(factor)},
+            {t("rope.ext.dynamic.now", cur=f"{current:,}"): float(current)},
+            title=t("rope.ext.dynamic", L=f"{original:,}"),
+            x_title=t("rope.axis.length"),
+            y_title=t("rope.axis.scale"),
+        )
+        show(
+            fig,
+            notice=t("rope.ext.dynamic.notice"),
+            key="ext_dynamic",
+            data={"length": lengths, **series},
+            name="rope-dynamic-ntk-scale",
+        )
 
 
 @st.fragment
@@ -397,6 +440,7 @@ def config_explorer():
                 type=config.rope_type,
                 prf=f"{config.partial_rotary_factor:g}",
                 pairs=found.plain.size,
+                layout=t(f"rope.cfg.layout.{config.layout}"),
                 max=f"{config.max_position_embeddings or 0:,}",
                 orig=f"{original or 0:,}",
                 attn=f"{found.attention_factor:.4g}",

@@ -10,7 +10,8 @@ posviz function that does it right, with a function that measures the mistake (i
     multiplying instead of adding    lost_dimensions("multiply")    lost_dimensions("add")     share of lost dims
     concatenating instead of adding  concat_error                   adding                     torch's error
     d_model mismatch                 torch_add_error                matching shapes            torch's error
-    odd RoPE head dimension          rope_odd_error                 rope_inv_freq (ValueError) torch's error
+    odd RoPE head dimension          rope_odd_error                 rope_inv_freq (ValueError) torch's error,
+                                                                                               transformers' refusal
     pairing mixed up                 pairing_scores                 same layout twice          pairing_gap
     ALiBi slopes, any head count     naive_alibi_slopes             alibi_slopes               slope_error
     learned table past its end       past_end_error                 lookup inside the table    torch's error
@@ -27,7 +28,7 @@ from .analysis import cosine_similarity_matrix, evenly_spaced
 from .encodings import _checks
 from .encodings.alibi import MAX_HEADS, alibi_slopes
 from .encodings.learned import learned_init, torch_lookup_error
-from .encodings.rope import apply_rope, rope_inv_freq
+from .encodings.rope import TRANSFORMERS_ODD_MESSAGE, apply_rope, refuses_odd_head, rope_inv_freq
 from .encodings.sinusoidal import sinusoidal
 
 VARIANTS = ("doubled", "cos_shift")
@@ -246,9 +247,12 @@ def torch_add_error(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> str:
 
 
 def rope_odd_error(head_dim: int, n_positions: int = 4, *, base: float = 10000.0) -> str:
-    """The error a LLaMA-style RoPE gives for an odd head_dim (transformers' ``LlamaRotaryEmbedding`` and
-    ``apply_rotary_pos_emb``): inv_freq = base^(-arange(0, d, 2) / d) has ceil(d/2) entries, cos and sin are
-    cat(freqs, freqs) of width 2 ceil(d/2) = d + 1, and ``q * cos`` fails. Raises ValueError for an even d."""
+    """The error hand-written LLaMA-style RoPE code gives for an odd head_dim (the maths of transformers'
+    ``LlamaRotaryEmbedding`` and ``apply_rotary_pos_emb``, written out): inv_freq = base^(-arange(0, d, 2) / d) has
+    ceil(d/2) entries, cos and sin are cat(freqs, freqs) of width 2 ceil(d/2) = d + 1, and ``q * cos`` fails with a
+    shape error that does not mention RoPE. transformers 5.24 itself refuses such a config before it gets there
+    (``rope_odd_config_error``) unless the head has at most 4 dimensions; those fail here, in the forward pass.
+    Raises ValueError for an even d."""
     d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
     n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
     if d % 2 == 0:
@@ -267,13 +271,30 @@ def rope_odd_error(head_dim: int, n_positions: int = 4, *, base: float = 10000.0
     raise AssertionError("an odd head_dim went through rotate_half")
 
 
+def rope_odd_config_error(head_dim: int) -> str | None:
+    """What transformers 5.24 says when a model config has this head_dim, fully rotated: the ValueError of its
+    config check (``RotaryEmbeddingConfigMixin.validate_rope``), which names RoPE, for an odd head_dim above 4;
+    None when it accepts the config (an even head_dim, or a tiny odd one of 1 or 3, which then fails in the forward
+    pass with ``rope_odd_error``). posviz does not import transformers: the message is its text, filled in."""
+    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
+    if not refuses_odd_head(d):
+        return None
+    return TRANSFORMERS_ODD_MESSAGE.format(head_dim=d, partial_rotary_factor=1.0, layer_type="full_attention")
+
+
 def rope_odd_reason(head_dim: int) -> str:
-    """posviz's explanation of the same mistake: the ValueError of ``rope_inv_freq(head_dim)``."""
+    """posviz's explanation of the same mistake: the ValueError of ``rope_inv_freq(head_dim)`` (an odd head above
+    4 dimensions), or of ``apply_rope`` when the frequencies of a tiny odd head (1 or 3, which transformers lets
+    through) are applied to it."""
+    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
+    if d % 2 == 0:
+        raise ValueError(f"head_dim {d} is even, so RoPE works and there is no error to show")
     try:
-        rope_inv_freq(head_dim)
+        inv, _ = rope_inv_freq(d)
+        apply_rope(np.zeros((1, d)), np.zeros(1), inv)
     except ValueError as exc:
         return str(exc)
-    raise ValueError(f"head_dim {head_dim} is even, so RoPE works and there is no error to show")
+    raise AssertionError(f"RoPE went through an odd head_dim {d}")
 
 
 def pairing_scores(

@@ -31,7 +31,7 @@ import dataclasses
 import numpy as np
 
 from ..encodings._checks import MAX_DIM, MAX_POSITIONS
-from ..encodings.rope_configs import RopeConfig, parse_config
+from ..encodings.rope_configs import MODEL_SPECS, RopeConfig, parse_config
 from .blob import FLOAT_DTYPES, TensorInfo
 from .errors import BadTable, NoPositionTable, RopeModel, TooLarge
 from .sources import Model, open_model
@@ -69,9 +69,10 @@ PADDING_OFFSET_TYPES = frozenset(
     }
 )  # fmt: skip
 
-#: Config keys and model types that mark a RoPE model (no position table; the RoPE view reads its config).
+#: Config keys and model types that mark a RoPE model (no position table; the RoPE view reads its config): every
+#: model type whose config class ``rope_configs.read_config`` mirrors, GPT-NeoX (Pythia) and GPT-J among them.
 ROPE_CONFIG_KEYS = ("rope_theta", "rope_parameters", "rope_scaling")
-ROPE_MODEL_TYPES = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen3", "gemma", "gemma2", "phi3"})
+ROPE_MODEL_TYPES = frozenset(MODEL_SPECS)
 
 
 def known_key(key: str) -> KnownKey | None:

@@ -31,16 +31,47 @@ ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 LAYOUTS = ("half", "interleaved")
 
 
+#: transformers' config check lets fully rotated odd heads of at most this size through (tiny test models).
+ODD_HEAD_DIM_ALLOWED_UP_TO = 4
+
+#: The message transformers 5.24 raises for a fully rotated odd head (``validate_rope`` in modeling_rope_utils.py),
+#: with ``{head_dim}``, ``{partial_rotary_factor}`` and ``{layer_type}`` to fill in.
+TRANSFORMERS_ODD_MESSAGE = (
+    "RoPE requires an even rotary dimension, but got `head_dim`={head_dim} with "
+    "`partial_rotary_factor`={partial_rotary_factor} for `{layer_type}`."
+)
+
+
+def refuses_odd_head(head_dim: int, partial_rotary_factor: float = 1.0) -> bool:
+    """Whether transformers 5.24 refuses this head at config validation: head_dim odd, larger than 4, and every
+    dimension rotated (int(head_dim * partial_rotary_factor) == head_dim). An odd *partial* rotary dimension is
+    rounded up to whole pairs instead, and heads of at most 4 dimensions are let through."""
+    return (
+        head_dim > ODD_HEAD_DIM_ALLOWED_UP_TO
+        and head_dim % 2 == 1
+        and int(head_dim * partial_rotary_factor) == head_dim
+    )
+
+
 def _rotated_dim(head_dim, partial_rotary_factor) -> int:
+    """The rotated dimension d = int(head_dim * partial_rotary_factor), as transformers computes it. d may be odd:
+    its frequencies are base^(-arange(0, d, 2) / d), ceil(d / 2) of them, so it is rounded up to whole pairs."""
     head_dim = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
     prf = _checks.positive_float("partial_rotary_factor", partial_rotary_factor)
     if prf > 1.0:
         raise ValueError(f"partial_rotary_factor is the fraction of head_dim that rotates, at most 1; got {prf}")
     dim = int(head_dim * prf)
-    if dim < 2 or dim % 2:
+    if refuses_odd_head(head_dim, prf):
         raise ValueError(
-            "RoPE rotates pairs of dimensions, so the rotated dimension must be even and at least 2; "
-            f"got {dim} (head_dim {head_dim} x partial_rotary_factor {prf:g})"
+            f"RoPE turns dimensions in pairs, so a head that rotates all of its dimensions needs an even head_dim; "
+            f"got head_dim {head_dim} (partial_rotary_factor {prf:g}). transformers refuses such a config too "
+            '("RoPE requires an even rotary dimension"). Use an even head_dim, or rotate only part of the head '
+            "(partial_rotary_factor < 1: an odd rotated part is rounded up to whole pairs)."
+        )
+    if dim < 1:
+        raise ValueError(
+            f"head_dim x partial_rotary_factor = {head_dim} x {prf:g} = {head_dim * prf:g} rounds down to 0, so no "
+            f"dimension would rotate; partial_rotary_factor must be at least 1/{head_dim}"
         )
     return dim
 
@@ -78,14 +109,14 @@ def _linear(inv, dim, base, p, max_pos, seq_len):
 
 
 def _dynamic(inv, dim, base, p, max_pos, seq_len):
-    """Dynamic NTK: base' = base * (factor * L / L_max - (factor - 1))^(d / (d - 2)), L = max(seq_len, L_max)."""
+    """Dynamic NTK: base' = base * (factor * L / L_max - (factor - 1))^(d / (d - 2)), L = max(seq_len, L_max)
+    (see ``dynamic_ntk_scale``)."""
     factor = _number(p, "factor", required=True)
     if max_pos is None:
         raise ValueError("dynamic rope scaling needs max_position_embeddings, the length it starts scaling at")
     if dim == 2:
         raise ValueError("dynamic NTK scaling raises the base to d / (d - 2), so the rotated dimension must exceed 2")
-    length = max_pos if seq_len is None else max(seq_len, max_pos)
-    new_base = base * ((factor * length / max_pos) - (factor - 1)) ** (dim / (dim - 2))
+    new_base = base * float(dynamic_ntk_scale(seq_len or max_pos, factor, max_pos)) ** (dim / (dim - 2))
     if not new_base > 0:
         raise ValueError(f"dynamic rope scaling gives a non-positive base ({new_base:g}); check factor={factor:g}")
     return _default_inv_freq(dim, new_base), 1.0
@@ -126,7 +157,14 @@ def _yarn(inv, dim, base, p, max_pos, seq_len):
     low, high = max(low, 0), min(high, dim - 1)
     if low == high:
         high += 0.001
+    # transformers builds the ramp over dim // 2 pairs: one fewer than the frequencies of an odd rotated dimension
     ramp = np.clip((np.arange(dim // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+    if ramp.size not in (1, inv.size):
+        raise ValueError(
+            f"YaRN blends each pair along a ramp over rotated_dim // 2 = {ramp.size} pairs, but the odd rotated "
+            f"dimension {dim} has {inv.size} frequencies, so the two do not line up (transformers fails on it too); "
+            "choose a head_dim and partial_rotary_factor whose product is even"
+        )
     extrapolation = 1.0 - ramp
     return inv / factor * (1.0 - extrapolation) + inv * extrapolation, float(attention_factor)
 
@@ -144,14 +182,14 @@ def _longrope(inv, dim, base, p, max_pos, seq_len):
     key = "long_factor" if seq_len and seq_len > original else "short_factor"
     ext = p.get(key)
     if ext is None:
-        raise ValueError(f"longrope rope scaling needs {key!r}, one factor per rotated pair ({dim // 2})")
+        raise ValueError(f"longrope rope scaling needs {key!r}, one factor per rotated pair ({inv.size})")
     try:
         ext = np.asarray(ext, dtype=np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"longrope {key!r} must be a list of numbers") from None
-    if ext.shape != (dim // 2,) or not np.all(np.isfinite(ext)) or np.any(ext <= 0):
+    if ext.shape != inv.shape or not np.all(np.isfinite(ext)) or np.any(ext <= 0):
         raise ValueError(
-            f"longrope {key!r} must hold {dim // 2} positive numbers (one per rotated pair); got shape {ext.shape}"
+            f"longrope {key!r} must hold {inv.size} positive numbers (one per rotated pair); got shape {ext.shape}"
         )
     return inv / ext, float(attention_factor)
 
@@ -219,14 +257,19 @@ def rope_inv_freq(
 ) -> tuple[np.ndarray, float]:
     """RoPE inverse frequencies and attention factor: ``(inv_freq, attention_factor)``.
 
-    Without scaling, inv_freq[i] = base^(-2i / d) for i = 0 .. d/2 - 1 (Su et al., 2021), where
-    d = int(head_dim * partial_rotary_factor) is the rotated dimension. ``scaling`` is a Hugging-Face-style dict
+    Without scaling, inv_freq[i] = base^(-2i / d) for i = 0 .. ceil(d/2) - 1 (Su et al., 2021), where
+    d = int(head_dim * partial_rotary_factor) is the rotated dimension, exactly as transformers computes it
+    (``base ** (arange(0, d, 2) / d)``): an odd d (64 x 0.05 -> 3) gets ceil(d/2) frequencies with the exponent
+    over d itself (base^0, base^(-2/3)), so 2 ceil(d/2) dimensions turn. Like transformers 5.24's config check, a
+    fully rotated odd head_dim above 4 is refused (``refuses_odd_head``), and so is a d that rounds down to 0.
+
+    ``scaling`` is a Hugging-Face-style dict
     (``{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}``; ``"type"`` is accepted
     too; ``"rope_theta"`` and ``"partial_rotary_factor"`` inside it override the keyword arguments) for the types
     in ROPE_TYPES, with the parameters and defaults of transformers' ``ROPE_INIT_FUNCTIONS``:
 
     - linear: ``factor``. inv_freq / factor.
-    - dynamic: ``factor``; uses ``max_position_embeddings`` and ``seq_len``.
+    - dynamic: ``factor``; uses ``max_position_embeddings`` and ``seq_len`` (``dynamic_ntk_scale``).
     - yarn: ``factor``, ``original_max_position_embeddings``, optional ``attention_factor``, ``beta_fast`` (32),
       ``beta_slow`` (1), ``mscale``, ``mscale_all_dim``, ``truncate`` (True).
     - longrope: ``short_factor``, ``long_factor``, ``original_max_position_embeddings``, optional ``factor``
@@ -245,7 +288,10 @@ def rope_inv_freq(
     inv, attention_factor = _SCALINGS[params["rope_type"]](
         _default_inv_freq(dim, base), dim, base, params, max_position_embeddings, seq_len
     )
-    return np.asarray(inv, dtype=np.float64), float(attention_factor)
+    inv = np.asarray(inv, dtype=np.float64)
+    if inv.size == 0:
+        raise ValueError(f"{params['rope_type']} rope scaling leaves no frequency for a rotated dimension of {dim}")
+    return inv, float(attention_factor)
 
 
 def rope_wavelength(inv_freq) -> np.ndarray:
@@ -272,9 +318,12 @@ def apply_rope(x, positions, inv_freq, *, layout: str = "half", attention_factor
 
         (a, b) -> (a cos - b sin, b cos + a sin)
 
-    ``layout="half"`` pairs dimension i with i + r/2 (GPT-NeoX, LLaMA ``rotate_half``); ``layout="interleaved"``
-    pairs 2i with 2i + 1 (GPT-J, RoFormer). r = 2 * len(inv_freq) dimensions rotate; any further dimensions
-    (partial rotary) pass through unchanged. Returns float64.
+    ``layout="half"`` pairs dimension i with i + r/2 (GPT-NeoX ``rotate_half``, and transformers' port of LLaMA,
+    whose conversion permutes Meta's q/k weights so that it can use ``rotate_half``); ``layout="interleaved"``
+    pairs 2i with 2i + 1 (GPT-J ``rotate_every_two``, RoFormer, and Meta's reference LLaMA code, which multiplies
+    adjacent pairs as complex numbers). r = 2 * len(inv_freq) dimensions rotate (an odd rotated dimension is
+    rounded up to whole pairs, as transformers' GPT-NeoX rotates ``cos.shape[-1]`` dimensions); any further
+    dimensions (partial rotary) pass through unchanged. Returns float64.
     """
     _checks.choice("layout", layout, LAYOUTS)
     x = np.asarray(x, dtype=np.float64)
@@ -309,7 +358,9 @@ def apply_rope(x, positions, inv_freq, *, layout: str = "half", attention_factor
 def interleaved_to_half(rotated_dim: int) -> np.ndarray:
     """The permutation p with ``x_half = x_interleaved[..., p]``: interleaved pair (2i, 2i + 1) becomes half pair
     (i, i + r/2). Then ``apply_rope(x, ..., layout="interleaved")[..., p] == apply_rope(x[..., p], ...,
-    layout="half")``, which is how GPT-J-style checkpoints are converted to LLaMA-style code."""
+    layout="half")``, which is how interleaved checkpoints (GPT-J, Meta's LLaMA) are converted to half-split code
+    (transformers' LLaMA: its weight conversion permutes the rows of every head's query and key projections this
+    way)."""
     r = _checks.positive_int("rotated_dim", rotated_dim, maximum=_checks.MAX_DIM)
     if r % 2:
         raise ValueError(f"RoPE rotates pairs of dimensions, so the rotated dimension must be even; got {r}")
@@ -412,6 +463,45 @@ def rope_decay_bound(distances, head_dim: int, *, base: float = 10000.0) -> np.n
     return np.abs(partial_sums).mean(axis=1)
 
 
+#: Distances per block when ``rope_decay_profile`` evaluates the bound at every integer distance.
+DECAY_BLOCK = 2048
+
+
+def rope_decay_profile(
+    max_distance: int, head_dim: int, *, base: float = 10000.0, points: int = 1024, horizon: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(distances, bound, envelope)`` for reading RoFormer's decay: at most ``points`` integer distances r from 0
+    to ``max_distance`` (all of them when they fit, else 0 and geometrically spaced ones from 1, so that a log axis
+    shows the near distances, where most of the decay happens, as finely as the far ones), the bound B(r) of
+    ``rope_decay_bound`` at each, and its upper envelope
+
+        E(r) = max { B(r') : r <= r' <= horizon },   horizon = 2 max_distance unless given,
+
+    the largest value the bound takes at r or at any farther distance up to the horizon. B oscillates as the
+    partial sums S_j turn, so two distances a few tokens apart can differ a lot; E never rises and says what the
+    decay means: past distance r no score can exceed E(r) times max_i |h_{i+1} - h_i| (Su et al., 2021, section
+    3.4.3), as far as the horizon. The horizon lies beyond the last distance shown so that E does not drop at the
+    end of the plot only because fewer distances are left to take the maximum over. E is taken over every integer
+    distance (evaluated ``DECAY_BLOCK`` distances at a time), so a peak between two shown distances is not missed.
+    """
+    reach = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_POSITIONS)
+    points = _checks.positive_int("points", points)
+    horizon = 2 * reach if horizon is None else _checks.positive_int("horizon", horizon, maximum=4 * reach)
+    if horizon < reach:
+        raise ValueError(f"the horizon of the envelope ({horizon:,}) must reach the largest distance ({reach:,})")
+    starts = range(0, horizon + 1, DECAY_BLOCK)
+    every = np.concatenate(
+        [rope_decay_bound(np.arange(a, min(a + DECAY_BLOCK, horizon + 1)), head_dim, base=base) for a in starts]
+    )
+    envelope = np.maximum.accumulate(every[::-1])[::-1]
+    if reach + 1 <= points:
+        distances = np.arange(reach + 1)
+    else:
+        distances = np.unique(np.round(np.geomspace(1, reach, points - 1)).astype(np.int64))
+        distances = np.concatenate([[0], distances])
+    return distances, every[distances], envelope[distances]
+
+
 def ntk_scaled_base(base: float, factor: float, rotated_dim: int) -> float:
     """The static "NTK-aware" base for a context ``factor`` times longer: base' = base * factor^(d / (d - 2)).
 
@@ -428,6 +518,26 @@ def ntk_scaled_base(base: float, factor: float, rotated_dim: int) -> float:
             f"the NTK base raises factor to d / (d - 2), so the rotated dimension must be even and > 2; got {dim}"
         )
     return base * factor ** (dim / (dim - 2))
+
+
+def dynamic_ntk_scale(seq_len, factor: float, max_position_embeddings: int) -> np.ndarray:
+    """The NTK scale that dynamic scaling applies when the text read so far is ``seq_len`` tokens long:
+
+        s_eff = factor * L / L_max - (factor - 1) = 1 + factor * (L / L_max - 1),   L = max(seq_len, L_max),
+
+    with L_max = ``max_position_embeddings`` (transformers' ``_compute_dynamic_ntk_parameters``; bloc97 and
+    emozilla, 2023). The base becomes base * s_eff^(d / (d - 2)), the static NTK-aware base of ``ntk_scaled_base``
+    for the factor s_eff, so for an even rotated dimension the fastest pair is kept and the slowest slowed by exactly
+    s_eff. ``factor`` is not the context extension: it is how fast s_eff grows, 1 at L_max and then ``factor``
+    more for every further L_max tokens. With factor 1, s_eff = L / L_max, the stretch of the text itself (at
+    s L_max exactly s); with factor s it reaches s^2 - s + 1 there. Vectorised over ``seq_len``.
+    """
+    factor = _checks.positive_float("factor", factor)
+    max_pos = _checks.positive_int("max_position_embeddings", max_position_embeddings)
+    length = np.asarray(seq_len, dtype=np.float64)
+    if not np.all(np.isfinite(length)) or np.any(length < 1):
+        raise ValueError(f"seq_len must hold lengths of at least 1 token; got {seq_len!r}")
+    return factor * np.maximum(length, max_pos) / max_pos - (factor - 1)
 
 
 #: How a scaling treats each pair, by the ratio theta_scaled / theta_original (see ``classify_pairs``).
@@ -494,7 +604,8 @@ def partial_rotary_table(
     n_positions: int, head_dim: int, partial_rotary_factor: float, *, base: float = 10000.0, layout: str = "half"
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(table, rotates)``: the all-ones vector rotated at positions 0 .. n - 1, shape (n, head_dim), and a
-    boolean per dimension, True for the r = int(head_dim * partial_rotary_factor) dimensions that turn.
+    boolean per dimension, True for the r dimensions that turn: int(head_dim * partial_rotary_factor) rounded up to
+    whole pairs, as transformers' GPT-NeoX rotates them.
 
     Rotated dimensions follow cos(m theta_i) -/+ sin(m theta_i); the other head_dim - r pass through as 1
     (GPT-NeoX ``rotary_pct``, transformers ``partial_rotary_factor``).

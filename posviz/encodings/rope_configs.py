@@ -1,31 +1,163 @@
-"""RoPE settings of real models: read them from a Hugging Face ``config.json``, and compare the context-extension
-scalings of ``rope.py`` side by side.
+"""RoPE settings of real models: read them from a Hugging Face ``config.json`` the way transformers does, and
+compare the context-extension scalings of ``rope.py`` side by side.
 
 Two config formats exist. Up to transformers 4 a config has ``rope_theta`` at the top level and an optional
 ``rope_scaling`` dict; transformers 5 writes one ``rope_parameters`` dict holding ``rope_theta``, ``rope_type``
-and the scaling's own keys. ``parse_config`` reads both.
+and the scaling's own keys. Some families name things their own way: GPT-NeoX (Pythia) keeps ``rotary_emb_base``
+and ``rotary_pct``, GPT-J ``n_embd``, ``n_head``, ``n_positions`` and ``rotary_dim``. ``read_config`` resolves a
+config.json into the attributes transformers 5.24's config class for its ``model_type`` holds (``MODEL_SPECS``:
+attribute maps, class defaults, legacy keys); ``parse_config`` turns them into the RoPE settings.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import types
 
 import numpy as np
 
 from . import _checks
-from .rope import PAIR_CLASSES, classify_pairs, normalize_scaling, ntk_scaled_base, rope_inv_freq, rope_wavelength
+from .rope import (
+    LAYOUTS,
+    PAIR_CLASSES,
+    classify_pairs,
+    normalize_scaling,
+    ntk_scaled_base,
+    rope_inv_freq,
+    rope_wavelength,
+)
+
+#: rope types whose pre-training length transformers moves into the rope parameters (``standardize_rope_params``).
+ORIGINAL_LENGTH_TYPES = ("llama3", "yarn", "longrope")
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ModelSpec:
+    """How transformers 5.24's config class for one ``model_type`` reads the keys that decide RoPE.
+
+    ``attribute_map``: standard name -> the name the config stores it under (``PreTrainedConfig.attribute_map``;
+    GPT-J's ``hidden_size`` is ``n_embd``); when both are in a config.json the standard name wins, as it is set
+    last. ``defaults``: the class's defaults of ``hidden_size``, ``num_attention_heads``, ``head_dim`` and
+    ``max_position_embeddings``. ``theta_key`` / ``prf_key``: the top-level keys read for rope_theta and
+    partial_rotary_factor (GPT-NeoX: ``rotary_emb_base`` / ``rotary_pct``); ``default_prf``: the fraction used when
+    neither the rope dict nor the top level sets it (None: the whole head). ``default_rope_partial``: whether the
+    model's own default RoPE honours partial_rotary_factor (LLaMA's ``compute_default_rope_parameters`` rotates the
+    whole head whatever it says; the scaled types of ``ROPE_INIT_FUNCTIONS`` always honour it). ``divisible``:
+    the class refuses a hidden_size that does not split into equal heads. ``original_length``: a class field
+    ``original_max_position_embeddings`` with this default, which overrides the rope dict's (Phi-3).
+    ``rope_types``: the only rope types the class accepts, after renaming ``type_aliases`` (Phi-3: su, yarn ->
+    longrope). ``rotary_dim``: GPT-J's explicit number of rotated dimensions (its default); GPT-J builds its
+    frequencies with base 10000 and no scaling whatever the config says.
+    """
+
+    config_class: str
+    layout: str = "half"
+    attribute_map: types.MappingProxyType = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    defaults: types.MappingProxyType = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    default_theta: float = 10000.0
+    theta_key: str = "rope_theta"
+    prf_key: str = "partial_rotary_factor"
+    default_prf: float | None = None
+    default_rope_partial: bool = True
+    divisible: bool = False
+    original_length: int | None = None
+    rope_types: tuple[str, ...] | None = None
+    type_aliases: types.MappingProxyType = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    rotary_dim: int | None = None
+
+
+def _spec(config_class: str, hidden: int, heads: int, head_dim: int | None, max_pos: int, **kw) -> ModelSpec:
+    defaults = {
+        "hidden_size": hidden,
+        "num_attention_heads": heads,
+        "head_dim": head_dim,
+        "max_position_embeddings": max_pos,
+    }
+    for key in ("attribute_map", "type_aliases"):
+        if key in kw:
+            kw[key] = types.MappingProxyType(kw[key])
+    return ModelSpec(config_class, defaults=types.MappingProxyType(defaults), **kw)
+
+
+#: The RoPE models whose config class posviz mirrors, by ``model_type`` (transformers 5.24).
+MODEL_SPECS: dict[str, ModelSpec] = {
+    "llama": _spec("LlamaConfig", 4096, 32, None, 2048, default_rope_partial=False, divisible=True),
+    "mistral": _spec("MistralConfig", 4096, 32, None, 131072, default_rope_partial=False),
+    "mixtral": _spec("MixtralConfig", 4096, 32, None, 131072, default_theta=1e6, default_rope_partial=False),
+    "qwen2": _spec("Qwen2Config", 4096, 32, None, 32768, default_rope_partial=False),
+    "qwen3": _spec("Qwen3Config", 4096, 32, 128, 32768, default_rope_partial=False),
+    "gemma": _spec("GemmaConfig", 3072, 16, 256, 8192, default_rope_partial=False),
+    "gemma2": _spec("Gemma2Config", 2304, 8, 256, 8192, default_rope_partial=False, divisible=True),
+    "phi": _spec("PhiConfig", 2048, 32, None, 2048, default_prf=0.5),
+    "phi3": _spec(
+        "Phi3Config",
+        3072,
+        32,
+        None,
+        4096,
+        default_prf=1.0,
+        original_length=4096,
+        rope_types=("default", "longrope"),
+        type_aliases={"su": "longrope", "yarn": "longrope"},
+    ),
+    "stablelm": _spec("StableLmConfig", 2560, 32, None, 4096, default_prf=0.25),
+    "gpt_neox": _spec(
+        "GPTNeoXConfig",
+        6144,
+        64,
+        None,
+        2048,
+        theta_key="rotary_emb_base",
+        prf_key="rotary_pct",
+        default_prf=0.25,
+        divisible=True,
+    ),
+    "gptj": _spec(
+        "GPTJConfig",
+        4096,
+        16,
+        None,
+        2048,
+        layout="interleaved",
+        attribute_map={
+            "hidden_size": "n_embd",
+            "num_attention_heads": "n_head",
+            "max_position_embeddings": "n_positions",
+        },
+        divisible=True,
+        rotary_dim=64,
+    ),
+}
+
+#: A config without a model_type posviz knows: PreTrainedConfig's generic RoPE handling, no class defaults.
+GENERIC = ModelSpec("PreTrainedConfig", divisible=True)
+
+#: Keys that only some families read, and the model_type that reads them: a config with one of them and a model
+#: type outside MODEL_SPECS is refused rather than silently misread.
+FAMILY_KEYS = {
+    "rotary_emb_base": "gpt_neox",
+    "rotary_pct": "gpt_neox",
+    "rotary_dim": "gptj",
+    "n_embd": "gptj",
+    "n_head": "gptj",
+    "n_positions": "gptj",
+}
 
 
 @dataclasses.dataclass(frozen=True)
 class RopeConfig:
-    """The RoPE part of a model config: what ``rope_inv_freq`` needs to rebuild its frequencies."""
+    """The RoPE part of a model config: what ``rope_inv_freq`` needs to rebuild its frequencies, the pair layout
+    its model uses and, for GPT-J, its explicit ``rotary_dim``."""
 
     head_dim: int
     base: float
     scaling: dict | None
     max_position_embeddings: int | None
     partial_rotary_factor: float = 1.0
+    layout: str = "half"
+    model_type: str | None = None
+    rotary_dim: int | None = None
 
     @property
     def rope_type(self) -> str:
@@ -33,9 +165,13 @@ class RopeConfig:
 
     @property
     def original_max_position_embeddings(self) -> int | None:
-        """The context the model was pre-trained on: the scaling's ``original_max_position_embeddings`` if set."""
+        """The context the model was pre-trained on: the scaling's ``original_max_position_embeddings`` for the
+        types that use it (llama3, yarn, longrope), else max_position_embeddings (dynamic NTK, for one, starts
+        scaling at max_position_embeddings whatever else the dict says)."""
         value = (self.scaling or {}).get("original_max_position_embeddings")
-        return int(value) if value is not None else self.max_position_embeddings
+        if value is None or self.rope_type not in ORIGINAL_LENGTH_TYPES:
+            return self.max_position_embeddings
+        return int(value)
 
     @property
     def target_context(self) -> int | None:
@@ -47,52 +183,45 @@ class RopeConfig:
             return self.max_position_embeddings
         return max(int(round(original * factor)), self.max_position_embeddings or 0)
 
-    def inv_freq(self, seq_len: int | None = None) -> tuple[np.ndarray, float]:
-        """``rope_inv_freq`` with this config's settings: ``(inv_freq, attention_factor)``."""
+    def _rope(self, scaling: dict | None, seq_len: int | None) -> tuple[np.ndarray, float]:
+        if self.rotary_dim is not None:  # GPT-J: frequencies over its rotary_dim
+            return rope_inv_freq(self.rotary_dim, base=self.base, scaling=scaling, seq_len=seq_len)
         return rope_inv_freq(
             self.head_dim,
             base=self.base,
-            scaling=self.scaling,
+            scaling=scaling,
             max_position_embeddings=self.max_position_embeddings,
             seq_len=seq_len,
             partial_rotary_factor=self.partial_rotary_factor,
         )
 
+    def inv_freq(self, seq_len: int | None = None) -> tuple[np.ndarray, float]:
+        """``rope_inv_freq`` with this config's settings: ``(inv_freq, attention_factor)``."""
+        return self._rope(self.scaling, seq_len)
 
-def _whole(config: dict, key: str) -> int | None:
-    value = config.get(key)
-    if value is None:
-        return None
-    return _checks.positive_int(key, value)
-
-
-def _head_dim(config: dict) -> int:
-    if config.get("head_dim") is not None:
-        return _checks.positive_int("head_dim", config["head_dim"], maximum=_checks.MAX_DIM)
-    hidden, heads = _whole(config, "hidden_size"), _whole(config, "num_attention_heads")
-    if hidden is None or heads is None:
-        raise ValueError(
-            "the config needs head_dim, or hidden_size and num_attention_heads to derive it "
-            "(head_dim = hidden_size / num_attention_heads)"
-        )
-    if hidden % heads:
-        raise ValueError(f"hidden_size {hidden} does not split into {heads} attention heads of equal size")
-    return _checks.positive_int("head_dim", hidden // heads, maximum=_checks.MAX_DIM)
+    def plain_inv_freq(self) -> np.ndarray:
+        """The same rotated dimension and base without the scaling: theta_i = base^(-2i/r)."""
+        return self._rope(None, None)[0]
 
 
-def parse_config(config: str | dict) -> RopeConfig:
-    """Read the RoPE settings of a Hugging Face model config (JSON text or a dict).
+@dataclasses.dataclass(frozen=True)
+class ModelConfig:
+    """A config.json as transformers' config class for its model_type holds it: the sizes after attribute maps
+    and class defaults, and ``rope_parameters`` standardised (rope_type, rope_theta, partial_rotary_factor and the
+    scaling's keys, original_max_position_embeddings moved in for llama3 / yarn / longrope). ``spec`` is the
+    ``ModelSpec`` it was read with (``GENERIC`` for an unknown model_type)."""
 
-    - head_dim: ``head_dim``, else ``hidden_size / num_attention_heads``.
-    - base: ``rope_parameters["rope_theta"]`` (transformers 5), else ``rope_theta``, else 10000 (LlamaConfig's
-      default).
-    - scaling: ``rope_parameters`` without rope_theta / partial_rotary_factor, else ``rope_scaling``; None when
-      its type is "default".
-    - partial_rotary_factor: inside ``rope_parameters``, else at the top level, else 1.
+    model_type: str | None
+    spec: ModelSpec
+    hidden_size: int | None
+    num_attention_heads: int | None
+    head_dim: int
+    max_position_embeddings: int | None
+    rope_parameters: dict
+    rotary_dim: int | None = None
 
-    The result is checked by building its frequencies once, so a config that ``rope_inv_freq`` cannot use raises
-    the same ValueError here (odd rotated dimension, unknown rope type, missing scaling keys).
-    """
+
+def _load(config: str | dict) -> dict:
     if isinstance(config, str):
         try:
             config = json.loads(config)
@@ -102,36 +231,183 @@ def parse_config(config: str | dict) -> RopeConfig:
             ) from None
     if not isinstance(config, dict):
         raise ValueError(f"a config.json holds one JSON object {{...}}; got {type(config).__name__}")
-    rope = config.get("rope_parameters")
-    if rope is not None and not isinstance(rope, dict):
-        raise ValueError(f"rope_parameters must be a JSON object; got {rope!r}")
-    rope = dict(rope or {})
-    base = rope.pop("rope_theta", config.get("rope_theta", 10000.0))
-    prf = rope.pop("partial_rotary_factor", config.get("partial_rotary_factor", 1.0))
-    scaling = rope if rope else config.get("rope_scaling")
-    scaling = normalize_scaling(scaling)
+    return config
+
+
+def _whole(name: str, value) -> int | None:
+    return None if value is None else _checks.positive_int(name, value)
+
+
+def _attribute(config: dict, spec: ModelSpec, name: str):
+    """``name`` as the config class holds it: the standard key, else the key the attribute map stores it under,
+    else the class default (None values count as absent)."""
+    for key in (name, spec.attribute_map.get(name)):
+        if key is not None and config.get(key) is not None:
+            return config[key]
+    return spec.defaults.get(name)
+
+
+def _head_dim(config: dict, spec: ModelSpec, hidden: int | None, heads: int | None) -> int:
+    explicit = config.get("head_dim") if spec.rotary_dim is None else None  # GPT-J splits n_embd by n_head only
+    if explicit:
+        return _checks.positive_int("head_dim", explicit, maximum=_checks.MAX_DIM)
+    if spec.defaults.get("head_dim"):
+        return spec.defaults["head_dim"]
+    if hidden is None or heads is None:
+        raise ValueError(
+            "the config needs head_dim, or hidden_size and num_attention_heads to derive it "
+            "(head_dim = hidden_size / num_attention_heads)"
+        )
+    if spec.divisible and hidden % heads:
+        raise ValueError(f"hidden_size {hidden} does not split into {heads} attention heads of equal size")
+    return _checks.positive_int("head_dim", hidden // heads, maximum=_checks.MAX_DIM)
+
+
+def _rope_parameters(config: dict, spec: ModelSpec, max_pos: int | None) -> dict:
+    """transformers' ``convert_rope_params_to_dict`` + ``standardize_rope_params`` for one global rope dict."""
+    for key in ("rope_scaling", "rope_parameters"):
+        if config.get(key) is not None and not isinstance(config[key], dict):
+            raise ValueError(f"{key} must be a JSON object; got {config[key]!r}")
+    # a non-empty rope_scaling replaces rope_parameters, as in transformers
+    rope = dict(config.get("rope_scaling") or config.get("rope_parameters") or {})
+    nested = [key for key, value in rope.items() if isinstance(value, dict)]
+    if nested:
+        raise ValueError(
+            f"this config sets RoPE separately for each kind of layer ({', '.join(nested)}); "
+            "the RoPE view reads one setting for the whole model"
+        )
+    rope.setdefault("rope_theta", config.get(spec.theta_key, spec.default_theta))
+    prf = config.get(spec.prf_key, spec.default_prf)
+    if prf is not None:
+        rope.setdefault("partial_rotary_factor", prf)
+    written = rope.get("rope_type", rope.get("type", "default")) or "default"
+    rope.pop("type", None)
+    if written in ORIGINAL_LENGTH_TYPES:
+        top = config.get("original_max_position_embeddings", spec.original_length)
+        if top is not None:  # a top-level value (or Phi-3's class field) overrides the dict's
+            rope["original_max_position_embeddings"] = top
+        elif max_pos is not None:
+            rope.setdefault("original_max_position_embeddings", max_pos)
+    rope_type = rope["rope_type"] = spec.type_aliases.get(written, written)  # Phi-3 renames only now
+    if spec.rope_types is not None and rope_type not in spec.rope_types:
+        raise ValueError(
+            f"{spec.config_class} accepts only the rope types {', '.join(spec.rope_types)}; got {rope_type!r}"
+        )
+    if rope_type in ORIGINAL_LENGTH_TYPES and rope.get("original_max_position_embeddings") is None:
+        renamed = f" (transformers renames {written!r} to {rope_type!r} only after it fills that in)"
+        raise ValueError(
+            f"rope type {rope_type!r} needs original_max_position_embeddings, the context the model was pre-trained "
+            f"on, inside its rope parameters{renamed if written != rope_type else ''}"
+        )
+    return rope
+
+
+def read_config(config: str | dict) -> ModelConfig:
+    """Read a Hugging Face config.json (JSON text or a dict) the way transformers 5.24's config class for its
+    ``model_type`` does (``MODEL_SPECS``; ``GENERIC`` for other types):
+
+    - sizes: the standard key, else the model's own name for it (GPT-J: ``n_embd``, ``n_head``, ``n_positions``),
+      else the class default; head_dim = ``head_dim`` (or the class default, Qwen3 128, Gemma 256), else
+      hidden_size // num_attention_heads (GPT-J always the latter).
+    - rope parameters: ``rope_scaling`` if non-empty, else ``rope_parameters``; rope_theta inside it, else the
+      top-level ``rope_theta`` (GPT-NeoX: ``rotary_emb_base``), else the class's default theta (10000, Mixtral
+      1e6); partial_rotary_factor likewise (GPT-NeoX: ``rotary_pct``, default 0.25; Phi 0.5; StableLM 0.25); the
+      legacy key ``type`` becomes ``rope_type``; for llama3, yarn and longrope a top-level
+      ``original_max_position_embeddings`` (Phi-3: its class field, default 4096) overrides the dict's, which
+      otherwise defaults to max_position_embeddings.
+    - GPT-J: ``rotary_dim`` (default 64) dimensions rotate, interleaved, with base 10000 and no scaling.
+
+    A config with another family's keys (``rotary_pct``, ``rotary_dim``, ``n_embd``, ...) and a model_type posviz
+    does not mirror is refused: read generically they would be ignored, and the result would be wrong.
+    """
+    config = _load(config)
+    model_type = config.get("model_type")
+    spec = MODEL_SPECS.get(model_type, GENERIC) if isinstance(model_type, str) else GENERIC
+    if spec is GENERIC:
+        foreign = [key for key in FAMILY_KEYS if key in config]
+        if foreign:
+            needs = sorted({FAMILY_KEYS[key] for key in foreign})
+            which = " or ".join(f'"{n}"' for n in needs)
+            classes = " and ".join(MODEL_SPECS[n].config_class for n in needs)
+            has = f"its model_type is {model_type!r}" if model_type is not None else "it has no model_type"
+            raise ValueError(
+                f"{', '.join(foreign)}: posviz reads {'this key' if len(foreign) == 1 else 'these keys'} only for "
+                f"model_type {which}, as transformers' {classes} does; this config is not one of those ({has}), so "
+                f'posviz cannot tell how its model reads them. If it is one, add "model_type": "{needs[0]}".'
+            )
+    hidden = _whole("hidden_size", _attribute(config, spec, "hidden_size"))
+    heads = _whole("num_attention_heads", _attribute(config, spec, "num_attention_heads"))
+    head_dim = _head_dim(config, spec, hidden, heads)
+    max_pos = _whole("max_position_embeddings", _attribute(config, spec, "max_position_embeddings"))
+    rotary_dim = None
+    if spec.rotary_dim is not None:
+        rotary_dim = config.get("rotary_dim", spec.rotary_dim)
+        if isinstance(rotary_dim, bool) or not isinstance(rotary_dim, int) or not 2 <= rotary_dim <= head_dim:
+            raise ValueError(
+                f"rotary_dim is the number of dimensions of each head that rotate, a whole number from 2 to head_dim "
+                f"({head_dim}); got {rotary_dim!r}"
+            )
+        if rotary_dim % 2:
+            raise ValueError(
+                f"GPT-J turns its first rotary_dim dimensions in neighbouring pairs, so rotary_dim must be even; got "
+                f"{rotary_dim}"
+            )
+        rope = {"rope_type": "default", "rope_theta": 10000.0}
+    else:
+        rope = _rope_parameters(config, spec, max_pos)
+    return ModelConfig(model_type, spec, hidden, heads, head_dim, max_pos, rope, rotary_dim)
+
+
+def parse_config(config: str | dict) -> RopeConfig:
+    """The RoPE settings of a Hugging Face model config (JSON text or a dict), read by ``read_config``:
+
+    - head_dim, max_position_embeddings, the layout of the model's pairs (GPT-J interleaved, the others
+      half-split) and GPT-J's ``rotary_dim``;
+    - base: the rope parameters' rope_theta; scaling: the rope parameters without rope_theta and
+      partial_rotary_factor, None when the type is "default";
+    - partial_rotary_factor: the rope parameters', else 1; 1 for the default RoPE of models whose rotary module
+      rotates the whole head whatever the config says (LLaMA, Mistral, Qwen, Gemma; ``ModelSpec``); for GPT-J
+      rotary_dim / head_dim.
+
+    The result is checked by building its frequencies once, so a config that ``rope_inv_freq`` cannot use raises
+    the same ValueError here (odd fully rotated head, unknown rope type, missing scaling keys).
+    """
+    read = read_config(config)
+    rope = dict(read.rope_parameters)
+    base = rope.pop("rope_theta")
+    prf = rope.pop("partial_rotary_factor", 1.0)
+    scaling = normalize_scaling(rope)
+    if scaling["rope_type"] == "default" and not read.spec.default_rope_partial:
+        prf = 1.0
+    if read.rotary_dim is not None:
+        prf = read.rotary_dim / read.head_dim
     parsed = RopeConfig(
-        head_dim=_head_dim(config),
+        head_dim=read.head_dim,
         base=_checks.positive_float("rope_theta", base, minimum_exclusive=1.0),
         scaling=None if scaling["rope_type"] == "default" else scaling,
-        max_position_embeddings=_whole(config, "max_position_embeddings"),
+        max_position_embeddings=read.max_position_embeddings,
         partial_rotary_factor=_checks.positive_float("partial_rotary_factor", prf),
+        layout=_checks.choice("layout", read.spec.layout, LAYOUTS),
+        model_type=read.model_type,
+        rotary_dim=read.rotary_dim,
     )
     parsed.inv_freq()
     return parsed
 
 
-#: The keys of a config.json that decide a model's rotary frequencies (everything ``parse_config`` reads).
+#: The keys of a config.json that decide a model's rotary frequencies (everything ``read_config`` reads).
 ROPE_FIELDS = (
     "model_type",
     "head_dim",
     "hidden_size",
     "num_attention_heads",
     "max_position_embeddings",
+    "original_max_position_embeddings",
     "rope_theta",
     "partial_rotary_factor",
     "rope_parameters",
     "rope_scaling",
+    *FAMILY_KEYS,
 )
 
 
@@ -164,16 +440,18 @@ def config_frequencies(config: str | dict) -> ConfigFrequencies:
     """``parse_config(config)`` and its frequencies: inv_freq from rope_theta alone (theta_i = base^(-2i/r)) and
     inv_freq with the config's scaling, both from ``rope_inv_freq``."""
     parsed = parse_config(config)
-    plain, _ = rope_inv_freq(parsed.head_dim, base=parsed.base, partial_rotary_factor=parsed.partial_rotary_factor)
     scaled, attention = parsed.inv_freq(parsed.max_position_embeddings)
-    return ConfigFrequencies(parsed, plain, scaled, attention)
+    return ConfigFrequencies(parsed, parsed.plain_inv_freq(), scaled, attention)
 
 
 #: Published configurations, written from the RoPE-related values of each model's config.json on the Hugging Face
-#: Hub (only the keys ``parse_config`` reads). The Qwen2.5 entry adds the YaRN block its model card recommends
+#: Hub (only the keys ``read_config`` reads). The Qwen2.5 entry adds the YaRN block its model card recommends
 #: for inputs beyond 32,768 tokens; Llama 3.1 is written in the transformers 5 ``rope_parameters`` format.
+#: Pythia keeps GPT-NeoX's own names (``rotary_emb_base``, ``rotary_pct``: a quarter of each head rotates) and
+#: GPT-J its own (``n_embd``, ``n_head``, ``n_positions``, ``rotary_dim``: 64 of 256 dimensions, interleaved).
 PRESETS: dict[str, dict] = {
     "llama2_7b": {
+        "model_type": "llama",
         "hidden_size": 4096,
         "num_attention_heads": 32,
         "max_position_embeddings": 4096,
@@ -181,18 +459,21 @@ PRESETS: dict[str, dict] = {
         "rope_scaling": None,
     },
     "mistral_7b": {
+        "model_type": "mistral",
         "hidden_size": 4096,
         "num_attention_heads": 32,
         "max_position_embeddings": 32768,
         "rope_theta": 10000.0,
     },
     "qwen2_7b": {
+        "model_type": "qwen2",
         "hidden_size": 3584,
         "num_attention_heads": 28,
         "max_position_embeddings": 32768,
         "rope_theta": 1000000.0,
     },
     "llama31_8b": {
+        "model_type": "llama",
         "hidden_size": 4096,
         "num_attention_heads": 32,
         "max_position_embeddings": 131072,
@@ -206,11 +487,27 @@ PRESETS: dict[str, dict] = {
         },
     },
     "qwen25_7b_yarn": {
+        "model_type": "qwen2",
         "hidden_size": 3584,
         "num_attention_heads": 28,
         "max_position_embeddings": 32768,
         "rope_theta": 1000000.0,
         "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+    },
+    "pythia_410m": {
+        "model_type": "gpt_neox",
+        "hidden_size": 1024,
+        "num_attention_heads": 16,
+        "max_position_embeddings": 2048,
+        "rotary_emb_base": 10000,
+        "rotary_pct": 0.25,
+    },
+    "gptj_6b": {
+        "model_type": "gptj",
+        "n_embd": 4096,
+        "n_head": 16,
+        "n_positions": 2048,
+        "rotary_dim": 64,
     },
 }
 
@@ -221,6 +518,8 @@ PRESET_NAMES = {
     "qwen2_7b": "Qwen2-7B-Instruct",
     "llama31_8b": "Llama-3.1-8B",
     "qwen25_7b_yarn": "Qwen2.5-7B-Instruct + YaRN ×4",
+    "pythia_410m": "Pythia-410M",
+    "gptj_6b": "GPT-J-6B",
 }
 
 
@@ -250,13 +549,20 @@ EXTENSION_METHODS = ("linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
 def extension_scaling(method: str, head_dim: int, factor: float, original: int) -> dict | None:
     """The ``rope_scaling`` dict of ``method`` for a context ``factor`` times ``original``, with the defaults of
     the papers (YaRN beta_fast 32 / beta_slow 1; Llama 3.1 low 1 / high 4; LongRoPE ``demo_longrope_factors``).
-    "ntk" is a base change, not a scaling dict: None."""
+    "ntk" is a base change, not a scaling dict: None.
+
+    Dynamic NTK gets ``factor`` 1 (with max_position_embeddings = ``original``): it scales by the length it is
+    reading, s_eff = L / original (``rope.dynamic_ntk_scale``), so at the target length it is static NTK with the
+    extension ``factor``. Its own ``factor`` only sets how fast s_eff grows; set to the extension factor s it
+    would reach s^2 - s + 1 at the target length and slow the slowest pair far more than the context grew."""
     _checks.choice("method", method, EXTENSION_METHODS)
     common = {"factor": float(factor), "original_max_position_embeddings": int(original)}
     if method == "ntk":
         return None
-    if method in ("linear", "dynamic"):
-        return {"rope_type": method, "factor": float(factor)}
+    if method == "linear":
+        return {"rope_type": "linear", "factor": float(factor)}
+    if method == "dynamic":
+        return {"rope_type": "dynamic", "factor": 1.0}
     if method == "llama3":
         return {"rope_type": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0, **common}
     if method == "longrope":
@@ -298,7 +604,9 @@ def compare_scalings(
     """Every method of EXTENSION_METHODS for a context ``factor`` x ``original`` long, at the target length
     (dynamic NTK and LongRoPE at ``current_length``, default the target), classified by ``classify_pairs``.
 
-    "ntk" uses ``ntk_scaled_base`` (bloc97, 2023); the others ``rope_inv_freq`` with ``extension_scaling``.
+    "ntk" uses ``ntk_scaled_base`` (bloc97, 2023); the others ``rope_inv_freq`` with ``extension_scaling``, so
+    dynamic NTK (factor 1) scales by current_length / original: at the target length it equals "ntk" exactly,
+    its slowest pair slowed by ``factor`` and none slowed more.
     """
     factor = _checks.positive_float("factor", factor, minimum_exclusive=1.0)
     original = _checks.positive_int("original context", original, maximum=1 << 24)

@@ -1,4 +1,5 @@
-"""Figures of the RoPE page: the rotation animation, paired heatmaps, wavelength charts and per-pair class maps.
+"""Figures of the RoPE page: the rotation animation, paired heatmaps, wavelength charts, per-pair class maps, the
+decay bound with its envelope and dynamic NTK's scale against the length read.
 
 Arrays in (computed by ``posviz.encodings.rope`` / ``rope_configs``), ``go.Figure`` out.
 """
@@ -13,6 +14,16 @@ from .base import animation_controls, style
 
 #: Colours of the pair classes (kept, blended, interpolated, beyond, faster).
 CLASS_COLOURS = ("#2b8cbe", "#9ebcda", "#e34a33", "#7f0000", "#31a354")
+#: Line colours and dashes of the decay curves, one per base, distinguishable in print and for colour-blind eyes.
+LINE_COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00")
+LINE_DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
+
+
+def symmetric_reach(*matrices) -> float:
+    """The largest |value| over ``matrices`` (1 when all are 0): the half-width of one colour range -r .. r that
+    several heatmaps on a screen share, so a colour means the same number in each."""
+    reach = max(float(np.nanmax(np.abs(np.asarray(m, dtype=np.float64)))) for m in matrices)
+    return reach or 1.0
 
 
 def rotation_animation(
@@ -95,12 +106,15 @@ def heatmap_pair(
     zmax: float | None = None,
     y0: float = 0.0,
     colorscale: str = "RdBu_r",
+    colorbar_title: str = "",
     height: int = 420,
 ) -> go.Figure:
-    """Two matrices of the same shape as exact heatmaps side by side, on one colour scale."""
+    """Two matrices of the same shape as exact heatmaps side by side, on one colour scale: ``zmin`` .. ``zmax``,
+    by default symmetric about 0 (-r .. r, r = ``symmetric_reach`` of both), so white is 0."""
     left, right = (np.asarray(m, dtype=np.float32) for m in (left, right))
-    lo = float(min(left.min(), right.min())) if zmin is None else zmin
-    hi = float(max(left.max(), right.max())) if zmax is None else zmax
+    reach = symmetric_reach(left, right)
+    lo = -reach if zmin is None else zmin
+    hi = reach if zmax is None else zmax
     fig = make_subplots(rows=1, cols=2, subplot_titles=list(subtitles), horizontal_spacing=0.08)
     for col, matrix in enumerate((left, right), start=1):
         fig.add_trace(
@@ -111,6 +125,7 @@ def heatmap_pair(
                 zmin=lo,
                 zmax=hi,
                 showscale=col == 2,
+                colorbar={"title": {"text": colorbar_title, "side": "right"}},
                 hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>%{{z:.6g}}<extra></extra>",
             ),
             row=1,
@@ -121,6 +136,7 @@ def heatmap_pair(
     style(fig, title, x_title, y_title, height)
     fig.update_xaxes(title_text=x_title)
     fig.update_yaxes(title_text=y_title, col=1)
+    fig.update_yaxes(title_text="", col=2)  # the panels share the axis title; on the right it would hit the ticks
     return fig
 
 
@@ -214,3 +230,100 @@ def class_map(
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(meta={"source_shape": list(classes.shape), "shape": list(classes.shape), "downsampled": False})
     return style(fig, title, x_title, "", height)
+
+
+def decay_bounds(
+    distances,
+    curves: dict[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 460,
+) -> go.Figure:
+    """RoFormer's decay bound, one colour and dash per named curve (name -> ``(bound, envelope)`` over
+    ``distances``, on a log axis): the envelope as a thick line named in the legend, the bound itself as a thin,
+    faint line of the same colour behind it (same legend group, so a click on the name hides both)."""
+    fig = go.Figure()
+    x = np.asarray(distances, dtype=np.float64)
+    for k, (name, (bound, envelope)) in enumerate(curves.items()):
+        colour, dash = LINE_COLOURS[k % len(LINE_COLOURS)], LINE_DASHES[k % len(LINE_DASHES)]
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.asarray(bound, dtype=np.float64),
+                mode="lines",
+                name=name,
+                legendgroup=name,
+                showlegend=False,
+                opacity=0.35,
+                line={"color": colour, "width": 1},
+                hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>%{{y:.4g}}<extra></extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.asarray(envelope, dtype=np.float64),
+                mode="lines",
+                name=name,
+                legendgroup=name,
+                line={"color": colour, "width": 3.5, "dash": dash},
+                hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>%{{y:.4g}}<extra></extra>",
+            )
+        )
+    fig.update_yaxes(rangemode="tozero")
+    fig.update_xaxes(type="log", exponentformat="power")  # distance 0 is left out; the decay is over decades
+    fig.update_layout(legend={"x": 0.99, "xanchor": "right", "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"})
+    return style(fig, title, x_title, y_title, height)
+
+
+def scale_growth(
+    lengths,
+    series: dict[str, np.ndarray],
+    levels: dict[str, float],
+    marks: dict[str, float],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 400,
+) -> go.Figure:
+    """Lines over ``lengths`` (log y), a dashed horizontal line per level (name -> value) and a dotted vertical
+    line per mark (name -> x), each a trace of its own so it is named in the legend."""
+    fig = go.Figure()
+    x = np.asarray(lengths, dtype=np.float64)
+    for k, (name, values) in enumerate(series.items()):
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=np.asarray(values, dtype=np.float64),
+                mode="lines",
+                name=name,
+                line={"color": LINE_COLOURS[k % len(LINE_COLOURS)], "width": 3, "dash": LINE_DASHES[k % 5]},
+            )
+        )
+    top = max(float(np.max(v)) for v in series.values())
+    for name, level in levels.items():
+        fig.add_trace(
+            go.Scatter(
+                x=x[[0, -1]],
+                y=np.full(2, float(level)),
+                mode="lines",
+                name=name,
+                line={"color": "#444444", "width": 1.5, "dash": "dash"},
+            )
+        )
+    for name, at in marks.items():
+        fig.add_trace(
+            go.Scatter(
+                x=np.full(2, float(at)),
+                y=np.array([1.0, max(top, *levels.values())]),
+                mode="lines",
+                name=name,
+                line={"color": "#888888", "width": 1.5, "dash": "dot"},
+            )
+        )
+    fig.update_yaxes(type="log", dtick="D2", exponentformat="power")  # ticks at 1, 2, 5, 10, 20, 50, ...
+    fig.update_xaxes(rangemode="tozero")
+    return style(fig, title, x_title, y_title, height)

@@ -43,6 +43,7 @@ def rope_titles(lang: str) -> list[str]:
         ("rope.ext.wavelength", {"cur": "32,768"}),
         ("rope.ext.classes", {}),
         ("rope.ext.attention", {}),
+        ("rope.ext.dynamic", {"L": "4,096"}),
         ("rope.cfg.wavelength", {}),
     ]
     return [tr(lang, key, **values) for key, values in keys]
@@ -55,7 +56,7 @@ TABS = {
     "decay": ["decay"],
     "layouts": ["layouts", "check"],
     "partial": ["partial"],
-    "extension": ["ext_wave", "ext_classes", "ext_attention"],
+    "extension": ["ext_wave", "ext_classes", "ext_attention", "ext_dynamic"],
     "config": ["cfg"],
 }
 
@@ -142,6 +143,22 @@ def test_random_query_and_key_from_the_url():
     assert_matrix(right, shifted, what="S shifted")
     np.testing.assert_allclose(left, right, atol=1e-6)  # the lesson itself
     assert title(figs["shift"]) == tr("en", "rope.shift", k=40, diff=f"{diff:.2g}")
+    # one colour scale on the screen: the same symmetric range on all three maps, covering every score
+    reach = np.abs(posviz.rope_score_matrix(40, 16, seed=7)).max()
+    ranges = {(t["zmin"], t["zmax"]) for fig in figs.values() for t in fig["data"]}
+    assert len(ranges) == 1
+    ((lo, hi),) = ranges
+    assert lo == -hi and hi == pytest.approx(reach, rel=1e-6)
+    assert all(
+        t["colorbar"]["title"]["text"] == "q·k / d" for fig in figs.values() for t in fig["data"] if "colorbar" in t
+    )
+
+
+def test_ones_share_the_range_of_a_mean_of_cosines():
+    """q = k = (1, ..., 1): S is a mean of cosines, so both the map and the shift panels run from -1 to 1 (the
+    shifted panels once ran from their own minimum to maximum, a different meaning of the same colours)."""
+    figs = by_title(open_page("rope", query={"tab": "scores", "n": "40", "head_dim": "16"}), "scores")
+    assert {(t["zmin"], t["zmax"]) for fig in figs.values() for t in fig["data"]} == {(-1.0, 1.0)}
 
 
 def test_ones_disable_the_seed():
@@ -153,18 +170,35 @@ def test_ones_disable_the_seed():
 # ------------------------------------------------------------------------------------------------- the decay
 
 
-def test_decay_lines_are_the_bound_for_each_base():
+def test_decay_lines_are_the_bound_and_its_envelope_for_each_base():
     at = open_page("rope", query={"tab": "decay", "head_dim": "32", "base": "1000", "decay_len": "256"})
     assert_clean(at)
     fig = by_title(at, "decay")["decay"]
-    x = as_array(fig["data"][0]["x"])
-    np.testing.assert_array_equal(x, np.arange(257))
-    lines = series(fig)
     bases = [10_000.0, 500_000.0, 1_000_000.0, 1000.0]
-    assert list(lines) == [tr("en", "rope.decay.base", base=f"{b:,.0f}") for b in bases]
-    for b, y in zip(bases, lines.values(), strict=True):
-        np.testing.assert_allclose(y, rope.rope_decay_bound(np.arange(257), 32, base=b), rtol=1e-12)
-        assert y[0] == pytest.approx(32 / 4 + 0.5)
+    names = [tr("en", "rope.decay.base", base=f"{b:,.0f}") for b in bases]
+    traces = fig["data"]
+    assert [t["name"] for t in traces] == [name for name in names for _ in range(2)]
+    assert [t.get("showlegend", True) for t in traces] == [False, True] * 4  # one legend entry per base
+    for b, thin, thick in zip(bases, traces[0::2], traces[1::2], strict=True):
+        np.testing.assert_array_equal(as_array(thin["x"]), np.arange(257))
+        every = rope.rope_decay_bound(np.arange(2 * 256 + 1), 32, base=b)  # the envelope looks twice as far
+        np.testing.assert_allclose(as_array(thin["y"]), every[:257], rtol=1e-12)
+        suffix_max = np.array([every[r:].max() for r in range(257)])
+        np.testing.assert_allclose(as_array(thick["y"]), suffix_max, rtol=1e-12)
+        assert as_array(thick["y"])[0] == pytest.approx(32 / 4 + 0.5)
+        assert thin["line"]["color"] == thick["line"]["color"] and thick["line"]["width"] > thin["line"]["width"]
+    envelopes = traces[1::2]
+    assert len({t["line"]["color"] for t in envelopes}) == len({t["line"]["dash"] for t in envelopes}) == 4
+
+
+def test_decay_envelope_covers_distances_between_the_points_shown():
+    """Past 1,024 distances the bound is drawn at evenly spaced ones, but the envelope still counts every peak."""
+    at = open_page("rope", query={"tab": "decay", "head_dim": "16", "decay_len": "4096"})
+    fig = by_title(at, "decay")["decay"]
+    x = as_array(fig["data"][1]["x"]).astype(int)
+    assert x.size <= 1024 and x[-1] == 4096
+    every = rope.rope_decay_bound(np.arange(2 * 4096 + 1), 16)
+    np.testing.assert_allclose(as_array(fig["data"][1]["y"]), [every[r:].max() for r in x], rtol=1e-12)
 
 
 # ------------------------------------------------------------------------------------------ layouts, partial
@@ -203,6 +237,21 @@ def test_partial_rotary_factor():
         np.testing.assert_array_equal(heatmap_z(fig)[:, 8:], 1.0)
 
 
+def test_an_odd_rotated_part_turns_whole_pairs():
+    """64 x 0.05 = 3.2 -> 3 rotated dimensions, rounded up to 2 pairs as transformers does: 4 columns turn, with
+    the frequencies 10000^(-0/3) and 10000^(-2/3)."""
+    at = open_page("rope", query={"tab": "partial", "n": "20", "head_dim": "64", "prf": "0.05"})
+    assert_clean(at)
+    fig = by_title(at, "partial")["partial"]
+    assert title(fig) == tr("en", "rope.partial", r=4, d=64)
+    z = heatmap_z(fig)
+    theta = 10000.0 ** (-np.arange(0, 3, 2) / 3)
+    angles = np.arange(20)[:, None] * theta
+    np.testing.assert_allclose(z[:, :2], np.cos(angles) - np.sin(angles), atol=1e-6)
+    np.testing.assert_allclose(z[:, 2:4], np.sin(angles) + np.cos(angles), atol=1e-6)
+    np.testing.assert_array_equal(z[:, 4:], 1.0)
+
+
 # --------------------------------------------------------------------------------------- context extension
 
 
@@ -229,6 +278,34 @@ def test_extension_explorer_shows_the_core_comparison():
     assert as_array(bars["y"])[METHODS.index("yarn")] == pytest.approx(0.1 * np.log(4.0) + 1)
     # linear interpolates every pair: one colour over its whole row
     assert (cmp.classes[METHODS.index("linear")] == rope.PAIR_CLASSES.index("interpolated")).all()
+    # halfway (2 L of 4 L) dynamic NTK slows its slowest pair by 2, the stretch of the text read so far
+    assert lines[names[1 + METHODS.index("dynamic")]][-1] == pytest.approx(2 * 2 * np.pi / cmp.original[-1])
+    # how dynamic NTK's factor and the length read combine: 1 + factor (L / L_max - 1) past L_max
+    growth = series(figs["ext_dynamic"])
+    length = as_array(figs["ext_dynamic"]["data"][0]["x"])
+    assert length[0] >= 1 and length[-1] == 8192
+    for f in (1, 2, 4):
+        expected = 1 + f * (np.maximum(length, 2048) / 2048 - 1)
+        np.testing.assert_allclose(growth[tr("en", "rope.ext.dynamic.factor", f=f)], expected, rtol=1e-12)
+    assert growth[tr("en", "rope.ext.dynamic.factor", f=4)][-1] == pytest.approx(4**2 - 4 + 1)
+    np.testing.assert_array_equal(growth[tr("en", "rope.ext.dynamic.target", s=4)], [4, 4])
+    assert title(figs["ext_dynamic"]) == tr("en", "rope.ext.dynamic", L="2,048")
+    text = tr("en", "rope.ext.dynamic.text", s=4, overshoot="13")
+    assert text in [m.value for m in at.markdown]
+
+
+def test_dynamic_ntk_at_the_target_length_is_no_more_than_the_extension():
+    """Default view (head_dim 64, s = 8, L = 4,096, read at 32,768): dynamic NTK's slowest pair is slowed by
+    exactly 8, no pair by more, and its wavelengths are NTK-aware's."""
+    at = open_page("rope", query={"tab": "extension"})
+    figs = by_title(at, "extension")
+    lines = series(figs["ext_wave"])
+    dynamic = lines[tr("en", "rope.method.dynamic")]
+    original = lines[tr("en", "rope.method.none")]
+    assert dynamic[-1] / original[-1] == pytest.approx(8.0, rel=1e-12)
+    np.testing.assert_allclose(dynamic, lines[tr("en", "rope.method.ntk")], rtol=1e-12)
+    classes = as_array(figs["ext_classes"]["data"][0]["z"])[METHODS.index("dynamic")]
+    assert not (classes == rope.PAIR_CLASSES.index("beyond")).any()
 
 
 # ---------------------------------------------------------------------------------------------- config.json
@@ -254,11 +331,42 @@ def test_preset_from_the_url_fills_the_box_and_the_chart():
             type=found.config.rope_type,
             prf="1",
             pairs=64,
+            layout=tr("en", "rope.cfg.layout.half"),
             max=f"{found.config.max_position_embeddings:,}",
             orig=f"{found.config.original_max_position_embeddings:,}",
             attn=f"{found.attention_factor:.4g}",
         )
         assert summary in [m.value for m in at.markdown]
+
+
+@pytest.mark.parametrize(
+    ("preset", "model_type", "pairs", "layout"),
+    [("pythia_410m", "gpt_neox", 8, "half"), ("gptj_6b", "gptj", 32, "interleaved")],
+)
+def test_pythia_and_gptj_presets_read_as_their_models_read_them(preset, model_type, pairs, layout):
+    """Pythia-410M: a quarter of each 64-wide head turns (rotary_pct), 8 pairs; GPT-J-6B: rotary_dim 64 of a
+    256-wide head, 32 interleaved pairs. The wavelengths are those of the model's own rotary module."""
+    import copy
+
+    from transformers import CONFIG_MAPPING
+
+    at = open_page("rope", query={"tab": "config", "preset": preset})
+    assert_clean(at)
+    config = {k: v for k, v in rope_configs.PRESETS[preset].items() if k != "model_type"}
+    hf = CONFIG_MAPPING[model_type](**copy.deepcopy(config))
+    if model_type == "gptj":
+        from transformers.models.gptj.modeling_gptj import create_sinusoidal_positions
+
+        inv = np.arcsin(create_sinusoidal_positions(2, hf.rotary_dim)[1, : hf.rotary_dim // 2].double().numpy())
+    else:
+        from transformers.models.gpt_neox.modeling_gpt_neox import GPTNeoXRotaryEmbedding
+
+        inv = GPTNeoXRotaryEmbedding(hf).inv_freq.double().numpy()
+    assert inv.size == pairs
+    lines = series(by_title(at, "config")["cfg"])
+    np.testing.assert_allclose(lines[tr("en", "rope.cfg.plain")], 2 * np.pi / inv, rtol=1e-6)
+    summary = "\n".join(m.value for m in at.markdown)
+    assert f"({pairs} pairs)" in summary and tr("en", f"rope.cfg.layout.{layout}") in summary
 
 
 def test_pasted_config_is_read():
@@ -407,6 +515,7 @@ def test_both_languages(lang):
         "ext.wavelength",
         "ext.classes",
         "ext.attention",
+        "ext.dynamic",
         "cfg",
     ]
     assert captions == [tr(lang, f"rope.{k}.notice") for k in notices]

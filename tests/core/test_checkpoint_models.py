@@ -207,6 +207,36 @@ def test_rope_model_folder_raises_rope_model_with_its_config(tmp_path):
         posviz.load_position_embeddings(tmp_path / "config-only")
 
 
+@pytest.mark.parametrize(
+    ("family", "sizes", "pairs", "layout"),
+    [
+        ("GPTNeoX", {"hidden_size": 64, "num_attention_heads": 2, "rotary_pct": 0.25}, 4, "half"),
+        ("GPTJ", {"n_embd": 64, "n_head": 2, "rotary_dim": 8}, 4, "interleaved"),
+    ],
+)
+def test_pythia_and_gptj_folders_are_rope_models(tmp_path, family, sizes, pairs, layout):
+    """A tiny Pythia (GPT-NeoX: a quarter of each 32-wide head rotates) and GPT-J (8 of 32 dimensions) saved by
+    save_pretrained: neither has a position table, and both are recognised as RoPE models with the pairs their
+    own rotary module builds."""
+    import transformers as tf
+
+    config = getattr(tf, f"{family}Config")(
+        **sizes, num_hidden_layers=1, intermediate_size=32, vocab_size=100, max_position_embeddings=128
+    )
+    model = getattr(tf, f"{family}ForCausalLM")(config)
+    model.save_pretrained(tmp_path / "model")
+    with pytest.raises(posviz.RopeModel) as caught:
+        posviz.load_position_embeddings(tmp_path / "model")
+    rope = caught.value.rope
+    module = model.get_decoder().rotary_emb
+    expected = module.inv_freq if family == "GPTNeoX" else module.embed_positions[1, : module.pos_embd_dim // 2]
+    if family == "GPTJ":  # sin(1 * inv_freq) at position 1; every frequency is at most 1 radian per position
+        expected = torch.asin(expected)
+    inv, _ = rope.inv_freq()
+    assert (inv.size, rope.layout, rope.head_dim, rope.max_position_embeddings) == (pairs, layout, 32, 128)
+    np.testing.assert_allclose(inv, expected.double().numpy(), rtol=1e-6)
+
+
 def test_folder_without_weights_or_rope_says_so(saved, tmp_path):
     shutil.copy(saved["bert"][4] / "config.json", tmp_path)
     with pytest.raises(posviz.NoPositionTable, match="no model weights") as caught:

@@ -109,14 +109,64 @@ def test_torch_errors_are_torch_s_own():
 
 
 @pytest.mark.parametrize("head_dim", [3, 65, 129])
-def test_odd_rope_head_dim_fails_like_transformers(head_dim):
+def test_odd_rope_head_dim_fails_in_hand_written_code_with_torch_s_shape_error(head_dim):
     assert pitfalls.rope_odd_error(head_dim) == (
         f"The size of tensor a ({head_dim}) must match the size of tensor b ({head_dim + 1}) "
         "at non-singleton dimension 1"
     )
+    assert "RoPE" not in pitfalls.rope_odd_error(head_dim)
     assert str(head_dim) in pitfalls.rope_odd_reason(head_dim)
     with pytest.raises(ValueError, match="even"):
         pitfalls.rope_odd_error(head_dim + 1)
+
+
+def _transformers_config_error(head_dim: int) -> str | None:
+    """The ValueError transformers' LlamaConfig raises for a fully rotated head_dim (None if it accepts it)."""
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    try:
+        transformers.LlamaConfig(hidden_size=2 * head_dim, num_attention_heads=2, head_dim=head_dim)
+    except Exception as exc:  # noqa: BLE001 - the strict dataclass wraps the ValueError
+        cause = exc.__cause__ if isinstance(exc.__cause__, ValueError) else exc
+        return str(cause)
+    return None
+
+
+@pytest.mark.parametrize("head_dim", [1, 3, 5, 64, 65, 129, 4095])
+def test_transformers_refusal_is_quoted_word_for_word(head_dim):
+    """transformers 5.24 refuses a fully rotated odd head above 4 dimensions with a message that names RoPE; the
+    pitfall quotes it exactly, and says nothing (None) where transformers accepts the config."""
+    expected = _transformers_config_error(head_dim)
+    assert pitfalls.rope_odd_config_error(head_dim) == expected
+    if head_dim % 2 and head_dim > 4:
+        assert expected.startswith("RoPE requires an even rotary dimension")
+    else:
+        assert expected is None
+
+
+@pytest.mark.parametrize("head_dim", [1, 3])
+def test_tiny_odd_heads_pass_transformers_and_posviz_explains_them_at_the_rotation(head_dim):
+    """Heads of 1 or 3 dimensions pass transformers' check (and posviz's frequencies, like ROPE_INIT_FUNCTIONS give
+    ceil(d/2) of them), then cannot be rotated: posviz says so when they are applied."""
+    assert pitfalls.rope_odd_config_error(head_dim) is None
+    assert posviz.rope_inv_freq(head_dim)[0].size == (head_dim + 1) // 2
+    reason = pitfalls.rope_odd_reason(head_dim)
+    assert f"head_dim {head_dim} is odd" in reason and "pairs" in reason
+
+
+def test_odd_rope_pitfall_says_both_errors_in_both_languages():
+    """The pitfall's text says the hand-written error does not name RoPE and transformers' does, in en and zh."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "assets" / "i18n"
+    en = json.loads((root / "en" / "pitfalls.json").read_text())["pitfalls.rope.what.odd"]
+    zh = json.loads((root / "zh" / "pitfalls.json").read_text())["pitfalls.rope.what.odd"]
+    assert "does not mention RoPE" in en and "transformers 5.24" in en and "does name RoPE" in en
+    assert "不提 RoPE" in zh and "transformers 5.24" in zh and "明确提到 RoPE" in zh
+    assert "64 × 0.05 → 3 → 2 pairs" in en and "64 × 0.05 → 3 → 转 2 对" in zh
+    assert posviz.rope_inv_freq(64, partial_rotary_factor=0.05)[0].size == 2  # what the example says
 
 
 def test_mixed_pairing_changes_scores_except_at_offset_zero():

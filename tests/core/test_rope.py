@@ -49,7 +49,7 @@ def check_against_hf(head_dim, *, base=10000.0, scaling=None, max_position_embed
     )
     assert isinstance(got, np.ndarray)
     assert got.dtype == np.float64
-    assert got.shape == (int(head_dim * partial_rotary_factor) // 2,)
+    assert got.shape == ((int(head_dim * partial_rotary_factor) + 1) // 2,)  # an odd rotated dim is rounded up
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=RTOL_F32, atol=0)
     assert got_af == pytest.approx(want_af, rel=1e-12)
@@ -344,11 +344,89 @@ def test_unknown_type_names_supported_types(bad):
         assert name in message
 
 
-@pytest.mark.parametrize("head_dim,prf,rotated", [(9, 1.0, 9), (63, 1.0, 63), (12, 0.25, 3), (20, 0.25, 5)])
-def test_odd_rotated_dim_raises(head_dim, prf, rotated):
+@pytest.mark.parametrize("head_dim", [5, 9, 63, 65, 129])
+def test_fully_rotated_odd_head_is_refused_like_transformers(head_dim):
+    """transformers 5.24 refuses a fully rotated odd head_dim above 4 at config validation; so does posviz, in a
+    sentence that names the head and says why."""
+    with pytest.raises(Exception, match="RoPE requires an even rotary dimension"):
+        oracle.hf_rope_config(head_dim, base=10000.0, scaling=None, max_position_embeddings=2048)
     with pytest.raises(ValueError) as info:
+        posviz.rope_inv_freq(head_dim)
+    message = str(info.value)
+    assert f"head_dim {head_dim}" in message and "pairs" in message and "even" in message
+
+
+@pytest.mark.parametrize(
+    "head_dim,prf,rotated",
+    [
+        (64, 0.05, 3),
+        (12, 0.25, 3),
+        (20, 0.25, 5),
+        (65, 0.5, 32),
+        (64, 0.02, 1),
+        (65, 0.999, 64),
+        (3, 1.0, 3),
+        (1, 1.0, 1),
+    ],
+)
+@pytest.mark.parametrize(
+    "scaling",
+    [
+        None,
+        {"rope_type": "linear", "factor": 2.0},
+        {"rope_type": "dynamic", "factor": 2.0},
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 256,
+        },
+    ],
+)
+def test_odd_rotated_dim_is_rounded_up_like_transformers(head_dim, prf, rotated, scaling):
+    """64 x 0.05 -> 3: base^(-arange(0, 3, 2) / 3), two frequencies with the exponent over the odd dimension, as
+    ROPE_INIT_FUNCTIONS computes them (transformers accepts these heads: partial, or at most 4 wide)."""
+    got, _ = check_against_hf(head_dim, partial_rotary_factor=prf, scaling=scaling, seq_len=4096)
+    assert got.size == (rotated + 1) // 2
+    if scaling is None:
+        np.testing.assert_allclose(got, 10000.0 ** (-np.arange(0, rotated, 2) / rotated), rtol=1e-14)
+
+
+def test_odd_rotated_dim_matches_the_default_rope_of_gpt_neox():
+    """GPT-NeoX's own default RoPE (its rotary module) for a head of 64 with rotary_pct 0.05."""
+    import transformers
+
+    config = transformers.GPTNeoXConfig(hidden_size=128, num_attention_heads=2, rotary_pct=0.05)
+    module = transformers.models.gpt_neox.modeling_gpt_neox.GPTNeoXRotaryEmbedding(config)
+    got, _ = posviz.rope_inv_freq(64, partial_rotary_factor=0.05)
+    np.testing.assert_allclose(got, module.inv_freq.double().numpy(), rtol=RTOL_F32)
+    assert got.size == 2
+
+
+def test_odd_rotated_part_turns_whole_pairs_like_gpt_neox():
+    """An odd rotated dimension (3 of 8) turns 2 whole pairs, 4 dimensions, like GPT-NeoX's apply_rotary_pos_emb
+    (it rotates cos.shape[-1] dimensions)."""
+    inv, _ = posviz.rope_inv_freq(8, partial_rotary_factor=3 / 8)
+    x = _rng_x((5, 8), seed=4)
+    np.testing.assert_allclose(
+        posviz.apply_rope(x, np.arange(5), inv), oracle.llama_rope(x, np.arange(5), inv), atol=1e-12
+    )
+
+
+@pytest.mark.parametrize("head_dim,prf", [(64, 0.01), (3, 0.25)])
+def test_nothing_left_to_rotate_is_refused(head_dim, prf):
+    with pytest.raises(ValueError, match="no dimension would rotate"):
         posviz.rope_inv_freq(head_dim, partial_rotary_factor=prf)
-    assert str(rotated) in str(info.value)
+
+
+def test_yarn_with_an_odd_rotated_dim_that_transformers_cannot_build_is_refused():
+    scaling = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}
+    with pytest.raises(RuntimeError):
+        oracle.hf_rope_inv_freq(64, scaling=scaling, partial_rotary_factor=5 / 64)
+    with pytest.raises(ValueError, match="ramp"):
+        posviz.rope_inv_freq(64, scaling=scaling, partial_rotary_factor=5 / 64)
+    check_against_hf(64, scaling=scaling, partial_rotary_factor=3 / 64)  # a ramp of one pair broadcasts
 
 
 @pytest.mark.parametrize("kwargs,needle", [

@@ -5,6 +5,7 @@ parsing (both formats, with transformers' ROPE_INIT_FUNCTIONS as the oracle for 
 from __future__ import annotations
 
 import cmath
+import copy
 import json
 import math
 
@@ -12,12 +13,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from transformers import LlamaConfig
+from transformers import CONFIG_MAPPING
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 from posviz.encodings import rope, rope_configs
 
 from . import _oracles as oracle
+from .test_rope_configs_hf import hf_frequencies
 
 FAST = settings(max_examples=40, deadline=None)
 KEPT, BLENDED, INTERPOLATED, BEYOND, FASTER = range(5)
@@ -98,6 +100,34 @@ def test_decay_bound_starts_at_d_over_4_plus_half_and_falls():
     bound = rope.rope_decay_bound(np.arange(0, 2001), 128)
     assert bound[0] == pytest.approx(128 / 4 + 0.5, rel=1e-12)
     assert bound[1000:].max() < 0.5 * bound[0]
+
+
+@pytest.mark.parametrize(("reach", "head_dim", "base"), [(300, 16, 10_000.0), (5000, 8, 100.0), (4500, 32, 1e6)])
+def test_decay_envelope_is_the_largest_bound_at_that_distance_or_farther(reach, head_dim, base):
+    """The envelope at r is max over r <= r' <= 2 reach of the bound, the bound taken term by term at every
+    integer distance (so a peak between two shown distances counts), and it never rises."""
+    distances, bound, envelope = rope.rope_decay_profile(reach, head_dim, base=base, points=64)
+    every = np.array([_decay_bound_loop(r, head_dim, base) for r in range(2 * reach + 1)])
+    expected = np.array([every[r:].max() for r in distances])
+    np.testing.assert_allclose(envelope, expected, rtol=1e-9)
+    np.testing.assert_allclose(bound, every[distances], rtol=1e-9)
+    assert distances[0] == 0 and distances[-1] == reach and distances.size <= 64
+    assert np.all(np.diff(envelope) <= 0) and np.all(envelope >= bound)
+    assert envelope[0] == pytest.approx(head_dim / 4 + 0.5, rel=1e-12)
+
+
+def test_decay_envelope_horizon():
+    """With the horizon at the last distance shown, the envelope ends on the bound itself."""
+    _, bound, envelope = rope.rope_decay_profile(300, 16, horizon=300)
+    assert envelope[-1] == bound[-1]
+    with pytest.raises(ValueError, match="horizon"):
+        rope.rope_decay_profile(300, 16, horizon=200)
+
+
+def test_decay_profile_shows_every_distance_when_they_fit():
+    distances, bound, _ = rope.rope_decay_profile(100, 16, points=1024)
+    np.testing.assert_array_equal(distances, np.arange(101))
+    np.testing.assert_allclose(bound, rope.rope_decay_bound(np.arange(101), 16), rtol=1e-15)
 
 
 # ------------------------------------------------------------------------------------------------ trajectory
@@ -190,6 +220,52 @@ def test_ntk_base_equals_dynamic_ntk_at_the_length_where_its_factor_is_the_same(
     )
     static, _ = rope.rope_inv_freq(d, base=rope.ntk_scaled_base(10_000.0, 4.0, d))
     np.testing.assert_allclose(dynamic, static, rtol=1e-12)
+
+
+@pytest.mark.parametrize("factor", [1.0, 2.0, 8.0])
+@pytest.mark.parametrize("seq_len", [1, 4096, 6000, 32768, 100_000])
+def test_dynamic_ntk_scale_is_the_slowdown_of_the_slowest_pair_in_transformers(factor, seq_len):
+    """Oracle: ROPE_INIT_FUNCTIONS["dynamic"] with a tiny LlamaConfig (head_dim 64, max_position_embeddings
+    4096): the slowest pair's theta / theta' is the scale, whatever the factor and the length read."""
+    scale = rope.dynamic_ntk_scale(seq_len, factor, 4096)
+    scaled, _ = oracle.hf_rope_inv_freq(
+        64, scaling={"rope_type": "dynamic", "factor": factor}, max_position_embeddings=4096, seq_len=seq_len
+    )
+    plain = 10000.0 ** (-np.arange(0, 64, 2) / 64)
+    assert plain[-1] / scaled[-1] == pytest.approx(float(scale), rel=1e-5)
+    assert scaled[0] == 1.0
+    # the closed form: 1 + factor * (L / L_max - 1), L = max(seq_len, L_max)
+    assert float(scale) == pytest.approx(1 + factor * (max(seq_len, 4096) / 4096 - 1), rel=1e-14)
+
+
+def test_dynamic_ntk_with_factor_s_overshoots_and_factor_one_does_not():
+    """Read at 8 x 4096 tokens, factor 8 gives 8^2 - 8 + 1 = 57, factor 1 exactly the 8 the text grew by."""
+    assert rope.dynamic_ntk_scale(8 * 4096, 8.0, 4096) == pytest.approx(57.0, rel=1e-14)
+    np.testing.assert_allclose(rope.dynamic_ntk_scale([4096, 2 * 4096, 8 * 4096], 1.0, 4096), [1, 2, 8], rtol=1e-14)
+
+
+@pytest.mark.parametrize(("head_dim", "factor", "original"), [(64, 8.0, 4096), (128, 4.0, 2048), (32, 16.0, 1024)])
+def test_dynamic_ntk_is_compared_fairly_at_the_target_length(head_dim, factor, original):
+    """At s L the comparison's dynamic NTK slows its slowest pair by exactly s, slows no pair by more than s,
+    equals transformers' dynamic scaling read at that length, and equals static NTK-aware scaling."""
+    target = int(factor * original)
+    cmp = rope_configs.compare_scalings(head_dim, 10_000.0, factor, original, current_length=target)
+    k = cmp.methods.index("dynamic")
+    assert 1 / cmp.ratio[k][-1] == pytest.approx(factor, rel=1e-12)
+    assert not (cmp.classes[k] == BEYOND).any()
+    assert cmp.classes[k][0] == KEPT and cmp.classes[k][-1] == INTERPOLATED
+    config = oracle.hf_rope_config(
+        head_dim, base=10_000.0, scaling={"rope_type": "dynamic", "factor": 1.0}, max_position_embeddings=original
+    )
+    expected, _ = ROPE_INIT_FUNCTIONS["dynamic"](config, "cpu", seq_len=target)
+    np.testing.assert_allclose(cmp.inv_freq[k], expected.double().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(cmp.inv_freq[k], cmp.inv_freq[cmp.methods.index("ntk")], rtol=1e-12)
+
+
+def test_dynamic_ntk_scales_by_the_length_read_so_far():
+    """Halfway to the target (4 x L of 8 x L) dynamic NTK slows its slowest pair by 4, not 8."""
+    cmp = rope_configs.compare_scalings(64, 10_000.0, 8.0, 4096, current_length=4 * 4096)
+    assert 1 / cmp.ratio[cmp.methods.index("dynamic")][-1] == pytest.approx(4.0, rel=1e-12)
 
 
 @pytest.mark.parametrize("d", [2, 7])
@@ -312,10 +388,15 @@ def test_config_defaults():
         ("[1, 2]", "one JSON object"),
         ('{"rope_theta": 10000}', "needs head_dim, or hidden_size and num_attention_heads"),
         ('{"hidden_size": 100, "num_attention_heads": 3}', "does not split into 3 attention heads"),
-        ('{"head_dim": 7}', "must be even"),
-        ('{"hidden_size": 70, "num_attention_heads": 2}', "must be even"),
+        ('{"head_dim": 7}', "needs an even head_dim"),
+        ('{"hidden_size": 70, "num_attention_heads": 2}', "needs an even head_dim"),
         ('{"head_dim": 64, "rope_scaling": {"type": "ntk"}}', "supported types are default, linear, dynamic, yarn"),
-        ('{"head_dim": 64, "rope_parameters": {"rope_type": "llama3", "factor": 8}}', "low_freq_factor"),
+        (
+            '{"head_dim": 64, "max_position_embeddings": 8192, '
+            '"rope_parameters": {"rope_type": "llama3", "factor": 8}}',
+            "low_freq_factor",
+        ),
+        ('{"head_dim": 64, "rope_parameters": {"rope_type": "yarn", "factor": 4}}', "original_max_position_embeddings"),
         ('{"head_dim": 64, "rope_theta": "big"}', "rope_theta must be a number"),
         ('{"head_dim": 64, "rope_parameters": 3}', "rope_parameters must be a JSON object"),
     ],
@@ -328,20 +409,26 @@ def test_bad_configs_raise_a_clear_value_error(text, needle):
 
 @pytest.mark.parametrize("name", list(rope_configs.PRESETS))
 def test_presets_match_transformers(name):
-    """Oracle: LlamaConfig built from the same dict, through ROPE_INIT_FUNCTIONS (float32 maths)."""
+    """Oracle: the config class of the preset's model_type built from the same dict: its rotary module's own
+    frequencies, and for a scaling ROPE_INIT_FUNCTIONS at max_position_embeddings (float32 maths)."""
+    preset = rope_configs.PRESETS[name]
+    config = {key: value for key, value in preset.items() if key != "model_type"}
     found = rope_configs.config_frequencies(rope_configs.preset_text(name))
-    hf = LlamaConfig(**rope_configs.PRESETS[name])
-    rope_type = hf.rope_parameters["rope_type"]
-    assert found.config.rope_type == rope_type
-    if rope_type == "default":
-        expected, attention = oracle.hf_default_rope_inv_freq(hf.head_dim, hf.rope_parameters["rope_theta"]), 1.0
+    at_init, attention, fits = hf_frequencies(preset["model_type"], config)
+    assert fits
+    if not found.config.scaling:
+        np.testing.assert_allclose(found.scaled, at_init, rtol=1e-6)
+        np.testing.assert_array_equal(found.plain, found.scaled)
     else:
+        hf = CONFIG_MAPPING[preset["model_type"]](**copy.deepcopy(config))
+        rope_type = hf.rope_parameters["rope_type"]
+        assert found.config.rope_type == rope_type
         inv, attention = ROPE_INIT_FUNCTIONS[rope_type](hf, "cpu", seq_len=hf.max_position_embeddings)
-        expected = inv.double().numpy()
-    assert found.config.head_dim == hf.head_dim
-    np.testing.assert_allclose(found.scaled, expected, rtol=1e-6)
+        np.testing.assert_allclose(found.scaled, inv.double().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(
+            found.plain, oracle.hf_default_rope_inv_freq(found.config.head_dim, found.config.base), rtol=1e-6
+        )
     assert found.attention_factor == pytest.approx(float(attention), rel=1e-12)
-    np.testing.assert_allclose(found.plain, oracle.hf_default_rope_inv_freq(hf.head_dim, found.config.base), rtol=1e-6)
 
 
 def test_preset_values():
