@@ -311,7 +311,8 @@ def pairing_scores(
 
     s(r) = RoPE(q, r) . RoPE(k, 0) / sqrt(d) with ``apply_rope`` (Su et al., 2021): "interleaved" pairs
     (2i, 2i + 1) as GPT-J and Meta's reference LLaMA code, "half" pairs (i, i + d/2) as GPT-NeoX and transformers'
-    port of LLaMA. Both agree at r = 0 (no rotation) and drift apart with the offset. Returns ``(offsets, trained_scores, inference_scores)``.
+    port of LLaMA. Both agree at r = 0 (no rotation) and drift apart with the offset. Returns
+    ``(offsets, trained_scores, inference_scores)``.
     """
     d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
     n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
