@@ -163,6 +163,18 @@ def test_trained_example_is_linearly_decodable_unlike_its_initialisation():
     assert trained < analysis.constant_guess_error(64) / 2
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_probe_puts_the_trained_example_between_the_sinusoidal_table_and_noise(seed):
+    """The three tables of the probe tab, 64 x 64: the random initialisation reads like always guessing the middle
+    (mean |p - 31.5| = 16, within 6%), not worse; the sinusoidal start to a few hundredths of a position; the trained
+    table in between, clearly away from both."""
+    guess = np.mean(np.abs(np.arange(64) - 31.5))
+    assert analysis.position_probe(posviz.learned_init(64, 64, seed=seed)) == pytest.approx(guess, rel=0.06)
+    sinusoidal = analysis.position_probe(posviz.sin_init(64, 64))
+    trained = analysis.position_probe(learned.example_table())
+    assert sinusoidal < 0.05 and 20 * sinusoidal < trained < guess / 2
+
+
 # ----------------------------------------------------------------------------------------- past the table
 
 
