@@ -447,6 +447,17 @@ def sampled_position_probe(table, limit: int = 1024, *, folds: int = 5, seed: in
     return _nested_ridge_probe(rows, positions.astype(np.float64), folds, seed)
 
 
+def sinusoidal_position_probe(n_positions: int, d_model: int, limit: int = 1024, *, folds: int = 5, seed: int = 0):
+    """:func:`sampled_position_probe` of the sinusoidal table ``sinusoidal(n, d)`` (= ``learned.sin_init(n, d)``)
+    without building it: only the rows of the at most ``limit`` evenly spaced positions are computed
+    (``sinusoidal_rows``, entry for entry the table's), so a 32,768 x 4,096 table costs 1,024 rows, not 1 GiB."""
+    from .encodings.sinusoidal import sinusoidal_rows
+
+    n, d = _checks.table_size(n_positions, d_model)
+    positions = evenly_spaced(n, limit)
+    return _nested_ridge_probe(sinusoidal_rows(positions, d), positions.astype(np.float64), folds, seed)
+
+
 def constant_guess_error(n_positions: int) -> float:
     """The probe error of a reader that knows nothing: always guess the median position. For p uniform on
     0 .. n - 1 it is mean |p - median| = floor(n^2 / 4) / n, about n / 4."""

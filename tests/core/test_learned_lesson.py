@@ -104,6 +104,13 @@ def test_sampled_probe_equals_the_probe_when_small_and_keeps_position_units():
     assert analysis.sampled_position_probe(ramp, 200) < 1e-3  # target is p itself, not the row's sample index
 
 
+@pytest.mark.parametrize(("n", "d", "limit"), [(100, 16, 1024), (3000, 48, 1024), (5000, 7, 300)])
+def test_sinusoidal_probe_is_the_sampled_probe_of_the_sinusoidal_table(n, d, limit):
+    """Built from the sampled rows alone, the sinusoidal table's probe is the probe of those rows of sin_init."""
+    expected = analysis.sampled_position_probe(posviz.sin_init(n, d), limit)
+    assert analysis.sinusoidal_position_probe(n, d, limit) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
 def test_sampled_projection_and_similarity_use_evenly_spaced_positions():
     table = posviz.learned_init(3000, 8)
     positions, coords = analysis.sampled_projection(table, 500)
