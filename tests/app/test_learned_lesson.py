@@ -130,7 +130,6 @@ def test_spectrum_charts_are_the_cores_and_the_sinusoidal_ladder(default_view):
     np.testing.assert_allclose(as_array(ladder["y"]), 10000.0 ** (-(np.arange(128) // 2 * 2) / 128), rtol=1e-12)
     np.testing.assert_array_equal(as_array(dots["x"]), spectrum.dims)
     np.testing.assert_allclose(as_array(dots["y"]), spectrum.dominant, rtol=1e-12)
-    assert dominant["layout"]["shapes"][0]["y0"] == pytest.approx(2 * np.pi / 128)
     power = chart(view, "power")
     np.testing.assert_allclose(as_array(power["data"][0]["x"]), spectrum.frequencies)
     np.testing.assert_allclose(as_array(power["data"][0]["y"]), spectrum.mean_power, rtol=1e-9)
@@ -139,6 +138,20 @@ def test_spectrum_charts_are_the_cores_and_the_sinusoidal_ladder(default_view):
     # white noise spreads its power; the sinusoids pile it into the lowest eighth of the frequencies
     low = spectrum.frequencies < np.pi / 8
     assert spectrum.mean_power[low].sum() < 0.3 < sin_power[low].sum()
+    assert dominant["layout"]["shapes"][0]["y0"] == pytest.approx(2 * np.pi / 128)
+
+
+def test_the_resolution_label_sits_on_its_line(default_view):
+    """The dotted line is at 2 pi / n = 0.049 for n = 128; its label must be drawn there too. On a log axis plotly
+    reads a shape's y as a value but an annotation's y as log10 of the value, so the label's y is log10(2 pi / 128)
+    (it was 0.049 read as 10^0.049, about 1.1: a decade and a half above its line)."""
+    dominant = chart(default_view(), "dominant")
+    assert dominant["layout"]["yaxis"]["type"] == "log"
+    (line,) = dominant["layout"]["shapes"]
+    (label,) = [a for a in dominant["layout"]["annotations"] if a["text"] == tr("en", "learned.spectrum.floor")]
+    assert label.get("yref", "y") == "y" and line["yref"] == "y"
+    assert 10 ** label["y"] == pytest.approx(line["y0"], rel=1e-12)
+    assert 10 ** label["y"] == pytest.approx(2 * np.pi / 128, rel=1e-12)
 
 
 def test_probe_reads_the_tables_the_controls_describe(default_view):
