@@ -265,11 +265,17 @@ def _nested_ridge_probe(rows: np.ndarray, target: np.ndarray, folds, seed) -> fl
     from threadpoolctl import threadpool_limits
 
     dual = n <= d
+    side = centred if dual else centred.T  # the Gram matrix is side @ side.T
+    splits = list(KFold(n_splits=folds, shuffle=True, random_state=int(seed)).split(rows))
     predicted = np.empty(n)
-    with threadpool_limits(1, user_api="blas"):  # BLAS threads spin: on a busy machine one is several times faster
-        gram = centred @ centred.T if dual else centred.T @ centred
-        for train, test in KFold(n_splits=folds, shuffle=True, random_state=int(seed)).split(rows):  # a few folds
-            predicted[test] = _ridge_fold(centred, gram, dual, train, test, target[train])
+    # BLAS threads spin (on a busy machine one is several times faster), so each core runs one-threaded BLAS on its
+    # own share: a band of the Gram matrix, then whole folds
+    with threadpool_limits(1, user_api="blas"):
+        bands = np.array_split(np.arange(side.shape[0]), min(side.shape[0], os.cpu_count() or 1))
+        gram = np.vstack(on_every_core(lambda band: side[band] @ side.T, bands))
+        fitted = on_every_core(lambda fold: _ridge_fold(centred, gram, dual, *fold, target[fold[0]]), splits)
+    for (_, test), values in zip(splits, fitted, strict=True):
+        predicted[test] = values
     return float(np.mean(np.abs(predicted - target)))
 
 
