@@ -209,35 +209,63 @@ def spectrum_tab() -> None:
     )
 
 
-def probe_tab() -> None:
-    """How well a linear probe reads the position back, before and after training."""
-    st.subheader(t("learned.section.probe"))
-    trained = source if kind == "trained" else Source("example", None, cache.call(learned.example_table))
-    tn, td = trained.table.shape
-    probes = {
-        t("option.random"): cache.analyse(
-            analysis.sampled_position_probe, FAMILY.key, registry_params(tn, td, "random", 0.02, seed), PROBE_POSITIONS
-        ),
-        t("option.sinusoidal"): cache.analyse(
-            analysis.sampled_position_probe, FAMILY.key, registry_params(tn, td, "sinusoidal", 0.02, 0), PROBE_POSITIONS
-        ),
-        label(trained.code): trained(analysis.sampled_position_probe, PROBE_POSITIONS),
-    }
-    guess = cache.call(analysis.constant_guess_error, tn)
-    for column, (name, value) in zip(st.columns(3), probes.items(), strict=True):
-        column.metric(name, t("learned.probe.value", value=value), help=t("learned.probe.help"))
+def probe_chart(probes: dict, n: int, d: int, *, title: str, notice: str, key: str) -> None:
+    """The probe errors of tables of n rows and d columns, beside always guessing the middle; at most
+    PROBE_POSITIONS evenly spaced positions are read, and the notice says so when that is fewer than n."""
+    guess = cache.call(analysis.constant_guess_error, n)
+    names, values = [*probes, t("learned.probe.guess")], [*probes.values(), guess]
+    if n > PROBE_POSITIONS:
+        notice += " " + t("learned.probe.sampled", shown=len(analysis.evenly_spaced(n, PROBE_POSITIONS)), n=n)
     show(
-        figures.bars(
-            [*probes, t("learned.probe.guess")],
-            [*probes.values(), guess],
-            title=t("learned.probe.title", n=tn, d=td),
-            x_title=t("learned.axis.table"),
-            y_title=t("learned.axis.probe"),
-        ),
-        notice=t("learned.probe.notice"),
-        key="probe",
-        data={"table": [*probes, t("learned.probe.guess")], "mean_abs_error": [*probes.values(), guess]},
-        name="learned_probe",
+        figures.bars(names, values, title=title, x_title=t("learned.axis.table"), y_title=t("learned.axis.probe")),
+        notice=notice,
+        key=key,
+        data={"table": names, "mean_abs_error": values},
+        name=f"learned_{key.replace('-', '_')}",
+    )
+
+
+def initial_probes(n: int, d: int) -> dict:
+    """The probe errors of the random table (the controls' spread and seed) and the sinusoidal table of n x d,
+    each computed from its sampled rows only."""
+    random = Source("random", registry_params(n, d, "random", std, seed))
+    return {
+        t("option.random"): random(analysis.sampled_position_probe, PROBE_POSITIONS),
+        t("option.sinusoidal"): cache.call(analysis.sinusoidal_position_probe, n, d, PROBE_POSITIONS),
+    }
+
+
+def probe_tab() -> None:
+    """How well a linear probe reads the position back: the tables the controls describe, and a trained one beside
+    the two starts of its shape."""
+    st.subheader(t("learned.section.probe"))
+    if registry:  # the random and sinusoidal tables of the controls' size, then the trained example
+        probes = initial_probes(n_rows, width)
+        for column, (name, value) in zip(st.columns(len(probes)), probes.items(), strict=True):
+            column.metric(name, t("learned.probe.value", value=value), help=t("learned.probe.help"))
+        probe_chart(
+            probes,
+            n_rows,
+            width,
+            title=t("learned.probe.title", n=n_rows, d=width),
+            notice=t("learned.probe.notice.init"),
+            key="probe",
+        )
+        trained = Source("example", None, cache.call(learned.example_table))
+    else:
+        trained = source
+    tn, td = trained.shape
+    probes = {**initial_probes(tn, td), label(trained.code): trained(analysis.sampled_position_probe, PROBE_POSITIONS)}
+    if not registry:
+        for column, (name, value) in zip(st.columns(len(probes)), probes.items(), strict=True):
+            column.metric(name, t("learned.probe.value", value=value), help=t("learned.probe.help"))
+    probe_chart(
+        probes,
+        tn,
+        td,
+        title=t("learned.probe.title.trained", n=tn, d=td),
+        notice=t("learned.probe.notice.example" if trained.code == "example" else "learned.probe.notice.session"),
+        key="probe-trained",
     )
 
 

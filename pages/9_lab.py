@@ -10,7 +10,7 @@ from posviz import analysis, figures, lab
 from posviz.figures import lab as lab_figures
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, show, t
 
-LENGTH_FACTORS = (0.5, 1, 1.5, 2, 4)  # evaluation lengths, in multiples of the training length
+LENGTH_FACTORS = (0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4)  # evaluation lengths, in multiples of the training length
 SESSION_PREFIX = "lab · "
 TRAIN_REQUEST = "lab.train"
 ISOLATION_REQUEST = "lab.isolation"
@@ -119,6 +119,8 @@ def tables_tab() -> None:
     )
     fig.data[0].name = t("lab.probe.before")
     fig.add_bar(x=names, y=after, name=t("lab.probe.after"))
+    guess = analysis.constant_guess_error(learned[names[0]].config.seq_len)
+    fig.add_hline(y=guess, line_dash="dot", annotation_text=t("lab.probe.guess", guess=guess))
     fig.update_layout(barmode="group", showlegend=True)
     show(
         fig,
@@ -130,25 +132,29 @@ def tables_tab() -> None:
 
 
 def lengths_tab() -> None:
-    """Accuracy on sequences longer than any seen in training, and the learned table's hard limit."""
-    train_len = next(iter(runs.values())).config.seq_len
+    """Accuracy against the sequence length, shorter and longer than the training length, and the learned table's
+    hard limit."""
+    config = next(iter(runs.values())).config
+    train_len = config.seq_len
     lengths = tuple(int(train_len * f) for f in LENGTH_FACTORS)
     scores = {
         e: cache.STORE.get(("lab-lengths", r.config, lengths), lambda r=r: lab.evaluate_lengths(r, list(lengths)))
         for e, r in runs.items()
     }
-    fig = figures.lines(
+    fig = lab_figures.accuracy_by_length(
         lengths,
         {e: s.accuracy for e, s in scores.items()},
+        min_len=config.min_len,
+        train_len=train_len,
         title=t("lab.lengths"),
         x_title=t("lab.axis.length"),
         y_title=t("lab.axis.accuracy"),
+        trained_label=t("lab.lengths.trained", low=config.min_len, n=train_len),
+        train_line_label=t("lab.lengths.train", n=train_len),
     )
-    fig.update_traces(mode="lines+markers")
-    fig.add_vline(x=train_len, line_dash="dot", annotation_text=t("lab.lengths.train", n=train_len))
     show(
         fig,
-        notice=t("lab.lengths.notice"),
+        notice=t("lab.lengths.notice", low=config.min_len, n=train_len),
         key="lengths",
         data={"length": lengths, **{e: s.accuracy for e, s in scores.items()}},
         name="lab_lengths",

@@ -217,26 +217,112 @@ def project(table, method: str = "pca", seed: int = 0) -> np.ndarray:
     return np.asarray(tsne.fit(scores), dtype=np.float64)
 
 
-def position_probe(table, *, folds: int = 5, alpha: float = 1e-3, seed: int = 0) -> float:
+#: The ridge penalties the probe chooses from, as multiples of the mean squared singular value of the centred
+#: training rows (so the choice does not depend on the table's scale): 10^-8 .. 10^4 in half decades, and infinity,
+#: the constant guess of the training mean.
+PROBE_PENALTIES = np.append(10.0 ** np.arange(-8.0, 4.25, 0.5), np.inf)
+
+
+def position_probe(table, *, folds: int = 5, seed: int = 0) -> float:
     """How well a linear map reads the position index back out of a row: the mean absolute error, in positions,
-    of a ``folds``-fold cross-validated linear regression from PE(p) to p (the probe of Wang & Chen, 2020,
-    "What Do Position Embeddings Learn?"). A small ridge penalty ``alpha`` keeps the fit defined when the table
-    is wider than it is long. 0 means positions are perfectly linearly decodable; a table of pure noise scores
-    about n / 4, the error of always guessing the middle position.
+    of a ``folds``-fold cross-validated ridge regression from PE(p) to p (the probe of Wang & Chen, 2020,
+    "What Do Position Embeddings Learn?", EMNLP 2020; arXiv:2010.04903).
+
+    The penalty is chosen by nested cross-validation: in each outer fold, alpha is the one of
+    ``PROBE_PENALTIES`` x (||X_c||_F^2 / min(m, d)) with the lowest leave-one-out squared error on the m training
+    rows X (centred, X_c; intercept unpenalised), computed in closed form from the eigendecomposition of the
+    training rows as e_i / (1 - H_ii), e the residual and H = 11^T / m + X_c (X_c^T X_c + alpha I)^-1 X_c^T the hat
+    matrix (the leave-one-out identity of Allen, 1974; Golub, Heath & Wahba, 1979); the held-out rows of the fold
+    are only ever predicted. A fixed small penalty would let a table of
+    noise, whose rows say nothing about their position, fit its training rows and score worse than a blind
+    guess; the chosen penalty lets it fall back to (nearly) the constant guess instead. 0 means positions are
+    perfectly linearly decodable; a table of pure noise scores about n / 4, the error of always guessing the
+    middle position (:func:`constant_guess_error`).
     """
     table = _checks.finite_table(table)
+    return _nested_ridge_probe(table, np.arange(table.shape[0], dtype=np.float64), folds, seed)
+
+
+def _nested_ridge_probe(rows: np.ndarray, target: np.ndarray, folds, seed) -> float:
+    """Mean absolute error of the outer-fold predictions of ``target`` from ``rows`` (see :func:`position_probe`).
+
+    The Gram matrix of the centred rows (n x n, or d x d when there are fewer dimensions than rows) is built once;
+    each fold takes its part of it, so the work is one matrix product and one small eigendecomposition per fold."""
     folds = _checks.positive_int("folds", folds)
-    n = table.shape[0]
+    n, d = rows.shape
     if folds < 2 or n < 2 * folds:
         raise ValueError(f"a {folds}-fold probe needs folds >= 2 and at least {2 * folds} positions; got {n}")
-    alpha = _checks.positive_float("alpha", alpha)
-    from sklearn.linear_model import Ridge
-    from sklearn.model_selection import KFold, cross_val_predict
+    from sklearn.model_selection import KFold
 
-    target = np.arange(n, dtype=np.float64)
-    splitter = KFold(n_splits=folds, shuffle=True, random_state=int(seed))
-    predicted = cross_val_predict(Ridge(alpha=alpha), table, target, cv=splitter)
+    centred = rows - rows.mean(axis=0)  # a common shift changes nothing when the intercept is free
+    peak = np.abs(centred).max()
+    if peak <= 64 * np.finfo(np.float64).eps * np.abs(rows).max():  # all rows equal up to rounding: each fold
+        predicted = np.empty(n)  # can only predict its training mean
+        for train, test in KFold(n_splits=folds, shuffle=True, random_state=int(seed)).split(rows):
+            predicted[test] = target[train].mean()
+        return float(np.mean(np.abs(predicted - target)))
+    centred /= peak  # and so does a common scale, since the penalties scale with the rows
+    from threadpoolctl import threadpool_limits
+
+    dual = n <= d
+    side = centred if dual else centred.T  # the Gram matrix is side @ side.T
+    splits = list(KFold(n_splits=folds, shuffle=True, random_state=int(seed)).split(rows))
+    predicted = np.empty(n)
+    # BLAS threads spin (on a busy machine one is several times faster), so each core runs one-threaded BLAS on its
+    # own share: a band of the Gram matrix, then whole folds
+    with threadpool_limits(1, user_api="blas"):
+        bands = np.array_split(np.arange(side.shape[0]), min(side.shape[0], os.cpu_count() or 1))
+        gram = np.vstack(on_every_core(lambda band: side[band] @ side.T, bands))
+        fitted = on_every_core(lambda fold: _ridge_fold(centred, gram, dual, *fold, target[fold[0]]), splits)
+    for (_, test), values in zip(splits, fitted, strict=True):
+        predicted[test] = values
     return float(np.mean(np.abs(predicted - target)))
+
+
+def _ridge_fold(centred, gram, dual: bool, train, test, y) -> np.ndarray:
+    """Predictions for the rows ``test`` of a ridge fitted on the rows ``train`` with the penalty of lowest
+    leave-one-out error. With X_c = U S V^T the centred training rows (thin SVD, from the eigendecomposition of the
+    smaller Gram matrix, s^2 its eigenvalues) and g = alpha / (s^2 + alpha): the leave-one-out residual is
+    r_i / (1 - H_ii) with r = P y_c + U diag(g) U^T y_c and 1 - H_ii = P_ii + sum_k U_ik^2 g_k, P the projection
+    onto what neither the intercept nor X_c spans; a held-out row x is predicted as
+    y_mean + ((x - x_mean) V / s) . ((1 - g) U^T y_c)."""
+    m = train.size
+    if dual:  # the centred training Gram X_c X_c^T, taken from the table's Gram
+        inner = gram[np.ix_(train, train)]
+        row_means = inner.mean(axis=1)
+        middle = row_means.mean()
+        evals, u = np.linalg.eigh(inner - row_means[:, None] - row_means[None, :] + middle)
+    else:  # X_c^T X_c = X^T X - X_test^T X_test - m mean mean^T
+        mean_row = centred[train].mean(axis=0)
+        held = centred[test]
+        evals, v = np.linalg.eigh(gram - held.T @ held - m * np.outer(mean_row, mean_row))
+    keep = evals > evals[-1] * max(centred.shape) * np.finfo(np.float64).eps  # numerically nonzero directions
+    if not keep.any():  # the training rows are all equal: the training mean is the only prediction
+        return np.full(test.size, y.mean())
+    evals = evals[keep]
+    if dual:
+        u = u[:, keep]
+        cross = gram[np.ix_(test, train)]  # (X_test - mean) X_c^T, centred like the training Gram
+        cross = cross - cross.mean(axis=1, keepdims=True) - row_means[None, :] + middle
+        coords = cross @ u / evals  # (x - mean) V / s, since X_c^T U = V S
+    else:
+        v = v[:, keep]
+        s = np.sqrt(evals)
+        u = (centred[train] - mean_row) @ v / s
+        coords = (centred[test] - mean_row) @ v / s
+    y_mean = y.mean()
+    yc = y - y_mean
+    uty = u.T @ yc
+    alphas = PROBE_PENALTIES * (evals.sum() / min(m, centred.shape[1]))  # mean squared singular value of X_c
+    finite = np.isfinite(alphas)[:, None]
+    g = np.where(finite, alphas[:, None] / (evals[None, :] + np.where(finite, alphas[:, None], 0.0)), 1.0)  # (A, r)
+    squared = u * u
+    outside = np.maximum(1.0 - 1.0 / m - squared.sum(axis=1), 0.0)  # P_ii
+    residual = (yc - u @ uty)[:, None] + u @ (g * uty).T  # (m, A)
+    leverage = outside[:, None] + squared @ g.T  # 1 - H_ii, (m, A)
+    loo = np.mean((residual / leverage) ** 2, axis=0)
+    best = int(np.argmin(np.where(np.isfinite(loo), loo, np.inf)))
+    return y_mean + coords @ ((1.0 - g[best]) * uty)
 
 
 #: Smallest FFT length of :func:`position_spectrum`: short tables are zero-padded to it for a finer frequency grid.
@@ -359,24 +445,23 @@ def sampled_projection(table, limit: int = 2048, method: str = "pca", seed: int 
     return positions, project(rows, method=method, seed=seed)
 
 
-def sampled_position_probe(table, limit: int = 1024, *, folds: int = 5, alpha: float = 1e-3, seed: int = 0) -> float:
+def sampled_position_probe(table, limit: int = 1024, *, folds: int = 5, seed: int = 0) -> float:
     """:func:`position_probe` on at most ``limit`` evenly spaced positions, the regression target being the true
-    position p (not the row's index among the sample), so the error stays in positions. Equal to
-    ``position_probe(table)`` when the table has at most ``limit`` rows."""
+    position p (not the row's index among the sample), so the error stays in positions and pure noise still scores
+    about n / 4. Equal to ``position_probe(table)`` when the table has at most ``limit`` rows."""
     positions, rows = _sampled_rows(table, limit)
-    folds = _checks.positive_int("folds", folds)
-    if folds < 2 or positions.size < 2 * folds:
-        raise ValueError(
-            f"a {folds}-fold probe needs folds >= 2 and at least {2 * folds} positions; got {positions.size}"
-        )
-    alpha = _checks.positive_float("alpha", alpha)
-    from sklearn.linear_model import Ridge
-    from sklearn.model_selection import KFold, cross_val_predict
+    return _nested_ridge_probe(rows, positions.astype(np.float64), folds, seed)
 
-    target = positions.astype(np.float64)
-    splitter = KFold(n_splits=folds, shuffle=True, random_state=int(seed))
-    predicted = cross_val_predict(Ridge(alpha=alpha), rows, target, cv=splitter)
-    return float(np.mean(np.abs(predicted - target)))
+
+def sinusoidal_position_probe(n_positions: int, d_model: int, limit: int = 1024, *, folds: int = 5, seed: int = 0):
+    """:func:`sampled_position_probe` of the sinusoidal table ``sinusoidal(n, d)`` (= ``learned.sin_init(n, d)``)
+    without building it: only the rows of the at most ``limit`` evenly spaced positions are computed
+    (``sinusoidal_rows``, entry for entry the table's), so a 32,768 x 4,096 table costs 1,024 rows, not 1 GiB."""
+    from .encodings.sinusoidal import sinusoidal_rows
+
+    n, d = _checks.table_size(n_positions, d_model)
+    positions = evenly_spaced(n, limit)
+    return _nested_ridge_probe(sinusoidal_rows(positions, d), positions.astype(np.float64), folds, seed)
 
 
 def constant_guess_error(n_positions: int) -> float:

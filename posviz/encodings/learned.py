@@ -1,8 +1,10 @@
 """Learned absolute position tables (BERT, Devlin et al. 2019; GPT-2, Radford et al. 2019).
 
 The table is a trainable parameter of shape (max_position_embeddings, d_model). BERT initialises it
-from N(0, 0.02^2) (``initializer_range = 0.02``); a hybrid starts it from the sinusoidal table and lets
-training move it. Neither can represent a position past the table's last row.
+from N(0, 0.02^2) (``initializer_range = 0.02``), and so does Hugging Face's GPT-2; OpenAI's GPT-2 code drew its
+position table ``wpe`` with stddev 0.01 (and its token table ``wte`` with 0.02). A hybrid starts the table from the
+sinusoidal one and lets training move it. Neither can represent a position past the table's last row, and a row
+whose position no training sequence reaches keeps its initial value.
 """
 
 from __future__ import annotations

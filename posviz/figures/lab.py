@@ -1,11 +1,12 @@
-"""Figures of the training lab: a similarity matrix evolving over training, as a plotly animation."""
+"""Figures of the training lab: a similarity matrix evolving over training, as a plotly animation, and accuracy
+against the sequence length around the training length."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import animation_controls, style
+from .base import animation_controls, lines, style
 
 
 def similarity_animation(
@@ -34,4 +35,36 @@ def similarity_animation(
     fig.update_yaxes(autorange="reversed")
     style(fig, title, axis_title, axis_title, height)
     fig.update_layout(margin={"l": 60, "r": 20, "t": 60, "b": 150})
+    return fig
+
+
+def accuracy_by_length(
+    lengths,
+    accuracy: dict[str, np.ndarray],
+    *,
+    min_len: int,
+    train_len: int,
+    title: str,
+    x_title: str,
+    y_title: str,
+    trained_label: str,
+    train_line_label: str,
+) -> go.Figure:
+    """Accuracy of every encoding (``accuracy``: name -> one value per length, NaN where the model cannot run) against
+    the sequence length, with the band of training lengths ``min_len`` .. ``train_len`` shaded and a dotted line at
+    ``train_len``; the accuracy axis runs from 0 to 1."""
+    fig = lines(lengths, accuracy, title=title, x_title=x_title, y_title=y_title, height=420)
+    fig.update_traces(mode="lines+markers")
+    fig.add_vrect(
+        x0=min_len,
+        x1=train_len,
+        fillcolor="#888888",
+        opacity=0.12,
+        line_width=0,
+        annotation_text=trained_label,
+        annotation_position="top left",
+    )
+    fig.add_vline(x=train_len, line_dash="dot", annotation_text=train_line_label, annotation_position="bottom right")
+    fig.update_yaxes(range=[0, 1.05])
+    fig.update_layout(legend={"orientation": "h", "y": -0.22})
     return fig

@@ -57,7 +57,8 @@ def dominant_frequencies(
     floor_name: str,
 ) -> go.Figure:
     """Markers: the dominant frequency of each analysed column; a line: the sinusoidal table's frequency of every
-    column; a dotted line: the slowest frequency ``floor`` that the table's length can resolve. Log frequency axis."""
+    column; a dotted line, labelled ``floor_name`` just under it: the slowest frequency ``floor`` that the table's
+    length can resolve. Log frequency axis."""
     dims = np.asarray(dims, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
     fig = go.Figure(
@@ -78,8 +79,17 @@ def dominant_frequencies(
             ),
         ]
     )
-    fig.add_hline(
-        y=floor, line_dash="dot", line_color="#1f77b4", annotation_text=floor_name, annotation_position="bottom left"
+    fig.add_hline(y=floor, line_dash="dot", line_color="#1f77b4")
+    fig.add_annotation(  # on a log axis an annotation's y is log10 of the value (plotly), unlike a shape's
+        text=floor_name,
+        x=0,
+        xref="x domain",
+        xanchor="left",
+        y=np.log10(floor),
+        yref="y",
+        yanchor="top",
+        showarrow=False,
+        font={"color": "#1f77b4"},
     )
     fig.update_yaxes(type="log", dtick=1, exponentformat="power")
     fig.update_layout(legend={"orientation": "h", "y": -0.2})

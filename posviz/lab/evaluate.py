@@ -1,9 +1,11 @@
-"""Evaluations of the lab's models: accuracy at lengths never trained on, and the isolation check.
+"""Evaluations of the lab's models: accuracy against the sequence length, and the isolation check.
 
 The isolation check follows the reference articles: train the same micro BERT to name each token's position
 index from uniformly random tokens, which carry no information about where they stand, so whatever it gets right
 comes from the encoding alone. A model without positions sees the same bag of tokens at every position and can
-only guess: its accuracy stays near chance, 1 / seq_len.
+only guess: its accuracy stays near chance, 1 / seq_len. ALiBi's symmetric bias -m |i - j| is the same read
+backwards, so a model with only ALiBi gives the reversed tokens the reversed predictions: random tokens are as
+likely reversed as not, so it names p at position L-1-p as often as at p, and is right at most half the time.
 """
 
 from __future__ import annotations
@@ -29,10 +31,15 @@ class LengthAccuracy:
 def evaluate_lengths(result: RunResult, lengths, sequences: int = 256) -> LengthAccuracy:
     """Held-out MLM accuracy of a trained model on counting sequences of each length in ``lengths``.
 
-    The corpus rule is the same at every length, so any drop past the training length is the encoding's doing:
-    the sinusoidal model meets angles it never saw, RoPE and ALiBi meet only offsets, and a learned table has
-    no row for position ``max_position_embeddings`` and beyond: there the real ``torch.nn.Embedding`` error is
-    reported instead of an accuracy.
+    The corpus rule is the same at every length, and training mixes lengths from ``min_len`` to ``seq_len``
+    (``train.batch_length``), so at those lengths the model is tested in distribution, and its accuracy there is the
+    baseline for longer sequences (a little lower at the shortest: fewer neighbours to read a count from, and
+    fewer tokens to average the noise over). Past ``seq_len`` two things
+    change at once: the sinusoidal model meets positions it never saw, RoPE and ALiBi offsets larger than any in
+    training, and every model attends over more tokens than it ever did. A drop there shows how a model copes with
+    both; this evaluation does not tell them apart. A learned table has no row for position
+    ``max_position_embeddings`` and beyond: there the real ``torch.nn.Embedding`` error is reported instead of an
+    accuracy.
     """
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or lengths.size == 0 or lengths.dtype.kind not in "iu" or np.any(lengths < 1):

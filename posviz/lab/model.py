@@ -3,12 +3,15 @@
 The only thing that changes between runs is how the model learns where a token is (``encoding``):
 
     sinusoidal  the fixed table of Vaswani et al. (2017), ``posviz.sinusoidal``, added to the token embeddings
-    learned     a trainable table, BERT's initialisation N(0, 0.02^2) (Devlin et al., 2019), added
+    learned     a trainable table, BERT's initialisation N(0, 0.02^2) (Devlin et al., 2019), added (OpenAI's GPT-2
+                drew its table with stddev 0.01, Hugging Face's GPT-2 with 0.02)
     sin-init    a trainable table that starts as the sinusoidal one, ``posviz.sin_init``, added
     rope        queries and keys of every head rotated by ``posviz.rope_inv_freq`` frequencies, half-split pairs
                 as in LLaMA (Su et al., 2021)
     alibi       -m_h |i - j| added to the scores of head h, ``posviz.alibi_bias`` symmetric, since the encoder
-                is bidirectional (Press et al., 2022)
+                is bidirectional (Press et al., 2022). The bias is the same read backwards, so this encoder
+                commutes with reversing its input: positions p and L-1-p are mirror images, and it cannot tell
+                the left edge of a sequence from the right
     nope        nothing: the model sees a bag of tokens
 
 Token embeddings start from PyTorch's N(0, 1), so a token and a sinusoidal row (entries in [-1, 1]) weigh alike
@@ -59,7 +62,8 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 
 @lru_cache(maxsize=16)
 def alibi(heads: int, length: int) -> torch.Tensor:
-    """The symmetric ALiBi bias -m_h |i - j|, shape (heads, length, length), from ``posviz.alibi_bias``."""
+    """The symmetric ALiBi bias -m_h |i - j|, shape (heads, length, length), from ``posviz.alibi_bias``. Unchanged
+    by reversing the sequence (i -> L-1-i, j -> L-1-j), since |(L-1-i) - (L-1-j)| = |i - j|."""
     return torch.from_numpy(alibi_bias(heads, length, causal=False)).float()
 
 

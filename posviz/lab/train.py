@@ -2,8 +2,10 @@
 
 One run: AdamW, linear warm-up over the first 10% of the steps then cosine decay to a tenth of the learning rate,
 a fresh batch from the corpus every step (one generator seeded by ``seed``), and torch's initial weights from the
-same seed, so a configuration always gives the same run. Held-out accuracy is measured on batches from a second,
-independent stream of the same seed.
+same seed, so a configuration always gives the same run. The batches mix lengths (:func:`batch_length`): half are
+``seq_len`` tokens long, the others any length from ``min_len`` to ``seq_len``, so every sequence up to the training
+length is one the model was trained on. Held-out accuracy is measured on batches from a second, independent stream
+of the same seed, at ``seq_len``.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ WHOLE_NUMBERS = {
     "steps": (1, 100_000),
     "seed": (0, 2**32 - 1),
     "seq_len": (8, 1024),
+    "min_len": (1, 1024),
     "batch": (1, 1024),
     "vocab": (2, 4096),
     "max_start": (1, 4096),
@@ -45,6 +48,7 @@ class TrainConfig:
     steps: int = 500
     seed: int = 0
     seq_len: int = 32
+    min_len: int = 8
     batch: int = 32
     lr: float = 1e-2
     weight_decay: float = 0.01
@@ -67,6 +71,11 @@ class TrainConfig:
             inside = isinstance(value, (int, float)) and (0 < value < 1 if positive else 0 <= value < 1)
             if isinstance(value, bool) or not inside:
                 raise ValueError(f"{name} must be {'above' if positive else 'at least'} 0 and below 1; got {value!r}")
+        if self.min_len > self.seq_len:
+            raise ValueError(
+                f"min_len ({self.min_len}) is the shortest training sequence, so it must be at most seq_len "
+                f"({self.seq_len})"
+            )
         if self.hidden % self.heads or (self.hidden // self.heads) % 2:
             raise ValueError(
                 f"hidden ({self.hidden}) must split into {self.heads} heads of an even size, since RoPE rotates pairs"
@@ -204,6 +213,20 @@ def _batch(rng: np.random.Generator, config: TrainConfig, length: int, sequences
     )
 
 
+def batch_length(rng: np.random.Generator, config: TrainConfig) -> int:
+    """The length of one training batch: ``seq_len`` with probability 1/2, otherwise uniform on min_len .. seq_len.
+
+    Trained on ``seq_len`` alone, a model meets a shorter sequence as something new: fewer tokens to attend over and
+    a different bag of tokens (at seq_len = vocab every clean sequence holds each token once). Its accuracy then
+    drops at half the training length already, where every position was seen, and a drop past the training length
+    could not be put down to the positions. With the mix, every length up to ``seq_len`` is in the training
+    distribution, and every position (the last rows of a learned table too) is still trained in at least half of the
+    batches."""
+    full = rng.random() < 0.5
+    drawn = int(rng.integers(config.min_len, config.seq_len + 1))
+    return config.seq_len if full else drawn
+
+
 def _probe(table: np.ndarray) -> float:
     return position_probe(table) if table.shape[0] >= 10 else float("nan")
 
@@ -214,7 +237,8 @@ def train(
     snapshot_every: int | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> RunResult:
-    """Train one micro BERT with masked-language modelling on the counting corpus (see ``posviz.lab.corpus``).
+    """Train one micro BERT with masked-language modelling on the counting corpus (see ``posviz.lab.corpus``), on
+    batches of mixed lengths up to ``seq_len`` (:func:`batch_length`).
 
     ``progress(step, total, loss)`` is called after every step (for a progress bar); ``should_stop()`` is asked
     before every step and ends the run early when true (the result then has ``stopped=True`` and is evaluated as
@@ -239,7 +263,12 @@ def train(
     if learned:
         snapshot(0)
     losses, stopped = fit(
-        model, config, lambda: _batch(rng, config, config.seq_len, config.batch), progress, should_stop, on_step
+        model,
+        config,
+        lambda: _batch(rng, config, batch_length(rng, config), config.batch),
+        progress,
+        should_stop,
+        on_step,
     )
     if learned and snapshot_steps[-1] != len(losses):
         snapshot(len(losses))

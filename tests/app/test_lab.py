@@ -68,18 +68,29 @@ def test_learned_table_similarity_before_after_and_along_training(trained, runs)
         np.testing.assert_allclose(as_array(frame["data"][0]["z"]), analysis.cosine_similarity_matrix(table), atol=1e-6)
     np.testing.assert_allclose(as_array(probe["data"][0]["y"]), [runs["learned"].probe_before])
     np.testing.assert_allclose(as_array(probe["data"][1]["y"]), [runs["learned"].probe_after])
+    (guess,) = probe["layout"]["shapes"]
+    assert guess["y0"] == guess["y1"] == np.mean(np.abs(np.arange(32) - 15.5))  # always guess the middle of 32
 
 
-def test_longer_sequences_and_the_learned_tables_hard_limit(trained, runs):
+def test_accuracy_against_length_and_the_learned_tables_hard_limit(trained, runs):
+    """The curve is the computed accuracy at 8 .. 128 tokens (a quarter to four times the training length), the band
+    of training lengths 8 .. 32 is shaded and the training length marked; the learned table has no accuracy past
+    its 32 rows, only torch's error."""
     _, view = trained
     (fig,) = view.by_tab["lengths"]
-    lengths = [16, 32, 48, 64, 128]
+    lengths = [8, 16, 24, 32, 40, 48, 64, 96, 128]
     for trace, encoding in zip(fig["data"], ENCODINGS, strict=True):
+        np.testing.assert_array_equal(as_array(trace["x"]), lengths)
         expected = lab.evaluate_lengths(runs[encoding], lengths).accuracy
         np.testing.assert_allclose(as_array(trace["y"]), expected, rtol=1e-12)
     learned = as_array(fig["data"][1]["y"])
-    assert np.isfinite(learned[:2]).all() and np.isnan(learned[2:]).all()  # no row past position 31
-    assert view.codes == [lab.evaluate_lengths(runs["learned"], [48]).errors[0]]
+    assert np.isfinite(learned[:4]).all() and np.isnan(learned[4:]).all()  # no row past position 31
+    band, line = fig["layout"]["shapes"]
+    assert (band["x0"], band["x1"]) == (8, 32) and line["x0"] == line["x1"] == 32
+    texts = [a["text"] for a in fig["layout"]["annotations"]]
+    assert texts == [tr("en", "lab.lengths.trained", low=8, n=32), tr("en", "lab.lengths.train", n=32)]
+    assert tr("en", "lab.lengths.notice", low=8, n=32) in view.captions
+    assert view.codes == [lab.evaluate_lengths(runs["learned"], [40]).errors[0]]
     assert "index out of range" in view.codes[0]
 
 

@@ -18,15 +18,25 @@ from ._support import figures as figure_list
 TABS = ["table", "projection", "spectrum", "probe", "past"]
 
 
-def learned_titles(lang: str, *, n: int = 128, probe: int = 64, method: str = "pca", stretch: int = 2) -> list[str]:
-    """The figure titles of the Learned page for a table of ``n`` rows, from the catalog of ``lang``."""
+def learned_titles(
+    lang: str, *, n: int = 128, d: int | None = None, trained: int | None = None, method: str = "pca", stretch: int = 2
+) -> list[str]:
+    """The figure titles of the Learned page for a table of ``n`` x ``d`` rows (d = n unless given), from the catalog
+    of ``lang``. ``trained`` is the side of a trained table shown alone on the probe tab (the example: 64); without
+    it the probe tab shows the controls' tables, then the 64 x 64 trained example."""
+    d = n if d is None else d
+    probe = (
+        [tr(lang, "learned.probe.title.trained", n=trained, d=trained)]
+        if trained
+        else [tr(lang, "learned.probe.title", n=n, d=d), tr(lang, "learned.probe.title.trained", n=64, d=64)]
+    )
     return [
         tr(lang, "learned.table"),
         tr(lang, "figure.similarity"),
         tr(lang, "learned.projection.title", method=tr(lang, f"learned.projection.{method}")),
         tr(lang, "learned.spectrum.dominant"),
         tr(lang, "learned.spectrum.mean"),
-        tr(lang, "learned.probe.title", n=probe, d=probe),
+        *probe,
         tr(lang, "learned.past.clip", n=n, longer=stretch * n, last=stretch * n - 1),
         tr(lang, "learned.past.interpolate", n=n, longer=stretch * n),
     ]
@@ -47,12 +57,19 @@ def assert_view_clean(view) -> None:
 
 
 def chart(view, name: str) -> dict:
-    index = ["table", "similarity", "projection", "dominant", "power", "probe", "clip", "interpolate"].index(name)
-    return view.figures[index]
+    """A chart of a view of a registry table (two probe charts) by name; for a trained table (one probe chart,
+    "trained") the names after it shift by one, so look them up with ``trained_chart``."""
+    names = ["table", "similarity", "projection", "dominant", "power", "probe", "trained", "clip", "interpolate"]
+    return view.figures[names.index(name)]
 
 
-def probe_bars(view) -> np.ndarray:
-    return as_array(chart(view, "probe")["data"][0]["y"])
+def trained_chart(view, name: str) -> dict:
+    names = ["table", "similarity", "projection", "dominant", "power", "trained", "clip", "interpolate"]
+    return view.figures[names.index(name)]
+
+
+def probe_bars(fig: dict) -> np.ndarray:
+    return as_array(fig["data"][0]["y"])
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +99,8 @@ def test_default_view_titles_and_notices(default_view):
         "learned.projection.notice.random",
         "learned.spectrum.notice.random",
         "learned.spectrum.mean.notice",
-        "learned.probe.notice",
+        "learned.probe.notice.init",
+        "learned.probe.notice.example",
         "learned.past.clip.notice",
         "learned.past.interpolate.notice",
     ):
@@ -112,7 +130,6 @@ def test_spectrum_charts_are_the_cores_and_the_sinusoidal_ladder(default_view):
     np.testing.assert_allclose(as_array(ladder["y"]), 10000.0 ** (-(np.arange(128) // 2 * 2) / 128), rtol=1e-12)
     np.testing.assert_array_equal(as_array(dots["x"]), spectrum.dims)
     np.testing.assert_allclose(as_array(dots["y"]), spectrum.dominant, rtol=1e-12)
-    assert dominant["layout"]["shapes"][0]["y0"] == pytest.approx(2 * np.pi / 128)
     power = chart(view, "power")
     np.testing.assert_allclose(as_array(power["data"][0]["x"]), spectrum.frequencies)
     np.testing.assert_allclose(as_array(power["data"][0]["y"]), spectrum.mean_power, rtol=1e-9)
@@ -121,25 +138,70 @@ def test_spectrum_charts_are_the_cores_and_the_sinusoidal_ladder(default_view):
     # white noise spreads its power; the sinusoids pile it into the lowest eighth of the frequencies
     low = spectrum.frequencies < np.pi / 8
     assert spectrum.mean_power[low].sum() < 0.3 < sin_power[low].sum()
+    assert dominant["layout"]["shapes"][0]["y0"] == pytest.approx(2 * np.pi / 128)
 
 
-def test_probe_compares_init_and_trained_at_the_trained_shape(default_view):
+def test_the_resolution_label_sits_on_its_line(default_view):
+    """The dotted line is at 2 pi / n = 0.049 for n = 128; its label must be drawn there too. On a log axis plotly
+    reads a shape's y as a value but an annotation's y as log10 of the value, so the label's y is log10(2 pi / 128)
+    (it was 0.049 read as 10^0.049, about 1.1: a decade and a half above its line)."""
+    dominant = chart(default_view(), "dominant")
+    assert dominant["layout"]["yaxis"]["type"] == "log"
+    (line,) = dominant["layout"]["shapes"]
+    (label,) = [a for a in dominant["layout"]["annotations"] if a["text"] == tr("en", "learned.spectrum.floor")]
+    assert label.get("yref", "y") == "y" and line["yref"] == "y"
+    assert 10 ** label["y"] == pytest.approx(line["y0"], rel=1e-12)
+    assert 10 ** label["y"] == pytest.approx(2 * np.pi / 128, rel=1e-12)
+
+
+def test_probe_reads_the_tables_the_controls_describe(default_view):
+    """The controls say 128 x 128: the first probe chart and its metrics are the random and sinusoidal tables of that
+    size (the random one reads like always guessing the middle, mean |p - 63.5| = 32, within 6%); the second is the
+    64 x 64 trained example beside the two starts of its own shape."""
     view = default_view()
-    expected = [
+    first = [
+        analysis.position_probe(posviz.learned_init(128, 128, seed=0)),
+        analysis.position_probe(posviz.sin_init(128, 128)),
+    ]
+    guess = np.mean(np.abs(np.arange(128) - 63.5))
+    np.testing.assert_allclose(probe_bars(chart(view, "probe")), [*first, guess], rtol=1e-6)
+    assert first[0] == pytest.approx(guess, rel=0.06) and first[1] < 0.05
+    assert list(chart(view, "probe")["data"][0]["x"]) == [
+        tr("en", "option.random"),
+        tr("en", "option.sinusoidal"),
+        tr("en", "learned.probe.guess"),
+    ]
+    assert [m.value for m in view.metrics] == [tr("en", "learned.probe.value", value=v) for v in first]
+    trained = [
         analysis.position_probe(posviz.learned_init(64, 64, seed=0)),
         analysis.position_probe(posviz.sin_init(64, 64)),
         analysis.position_probe(learned.example_table()),
         16.0,  # mean |p - median| over p = 0 .. 63
     ]
-    np.testing.assert_allclose(probe_bars(view), expected, rtol=1e-9)
-    assert list(chart(view, "probe")["data"][0]["x"]) == [
-        tr("en", "option.random"),
-        tr("en", "option.sinusoidal"),
-        tr("en", "learned.option.example"),
-        tr("en", "learned.probe.guess"),
+    np.testing.assert_allclose(probe_bars(chart(view, "trained")), trained, rtol=1e-6)
+    assert list(chart(view, "trained")["data"][0]["x"])[2] == tr("en", "learned.option.example")
+
+
+@pytest.mark.parametrize("init", ["random", "sinusoidal"])
+def test_probe_of_a_long_table_reads_evenly_spaced_rows_and_says_so(init):
+    """Past 1,024 rows the probe reads 1,024 evenly spaced rows of the table the controls describe, each against its
+    true position, and the notice says so; the random one still reads like guessing the middle of all 3,000."""
+    at = open_page("learned", query={"init": init, "n": "3000", "d": "48", "seed": "3", "tab": "probe"})
+    assert_clean(at)
+    probe, trained = figure_list(at)
+    assert title(probe) == tr("en", "learned.probe.title", n=3000, d=48)
+    positions = analysis.evenly_spaced(3000, 1024)
+    assert positions.size == 1024 and positions[0] == 0 and positions[-1] == 2999
+    expected = [
+        analysis.sampled_position_probe(posviz.learned_init(3000, 48, seed=3), 1024),
+        analysis.sampled_position_probe(posviz.sin_init(3000, 48), 1024),
+        analysis.constant_guess_error(3000),
     ]
-    shown = [m.value for m in view.metrics]
-    assert shown == [tr("en", "learned.probe.value", value=v) for v in expected[:3]]
+    np.testing.assert_allclose(probe_bars(probe), expected, rtol=1e-6)
+    assert expected[0] == pytest.approx(750, rel=0.06)
+    captions = [c.value for c in at.caption]
+    assert any(tr("en", "learned.probe.sampled", shown=1024, n=3000) in c for c in captions)
+    assert title(trained) == tr("en", "learned.probe.title.trained", n=64, d=64)
 
 
 def test_truncation_and_interpolation_similarities(default_view):
@@ -165,12 +227,14 @@ def test_example_from_the_url():
     assert view.widgets["init"] == "example" and view.widgets["stretch"] == 4
     assert at.slider(key="n").disabled and at.number_input(key="std").disabled
     table = learned.example_table()
-    assert [title(f) for f in view.figures] == learned_titles("en", n=64, stretch=4)
-    assert_matrix(heatmap_z(chart(view, "table")), table, atol=1e-6, what="table")
-    assert_matrix(heatmap_z(chart(view, "similarity")), analysis.cosine_similarity_matrix(table), what="similarity")
-    sim = heatmap_z(chart(view, "similarity"))
+    assert [title(f) for f in view.figures] == learned_titles("en", n=64, trained=64, stretch=4)
+    assert_matrix(heatmap_z(trained_chart(view, "table")), table, atol=1e-6, what="table")
+    sim = heatmap_z(trained_chart(view, "similarity"))
+    assert_matrix(sim, analysis.cosine_similarity_matrix(table), what="similarity")
     assert np.mean(np.diagonal(sim, 1)) > np.mean([np.diagonal(sim, k).mean() for k in range(16, 48)]) + 0.4
-    assert_matrix(heatmap_z(chart(view, "clip")), learned.extended_similarity(table, 256, "clip")[1], what="clip")
+    clip = heatmap_z(trained_chart(view, "clip"))
+    assert_matrix(clip, learned.extended_similarity(table, 256, "clip")[1], what="clip")
+    assert tr("en", "learned.probe.notice.example") in view.captions
     assert view.codes[0] == learned.torch_lookup_error(64, 64) == _torch_message(64, 64)
     provenance = learned.example_provenance()
     assert tr("en", "learned.example.provenance", **provenance) in view.captions
@@ -249,12 +313,9 @@ def test_chinese_view(default_view):
     assert_view_clean(view)
     assert [title(f) for f in view.figures] == learned_titles("zh")
     captions = view.captions
-    assert tr("zh", "learned.probe.notice") in captions and tr("en", "learned.probe.notice") not in captions
-    assert [m.label for m in view.metrics] == [
-        tr("zh", "option.random"),
-        tr("zh", "option.sinusoidal"),
-        tr("zh", "learned.option.example"),
-    ]
+    assert tr("zh", "learned.probe.notice.init") in captions and tr("en", "learned.probe.notice.init") not in captions
+    assert [m.label for m in view.metrics] == [tr("zh", "option.random"), tr("zh", "option.sinusoidal")]
+    assert chart(view, "trained")["data"][0]["x"][2] == tr("zh", "learned.option.example")
     assert view.subheaders[0] == tr("zh", "learned.section.table")
 
 
@@ -268,21 +329,22 @@ def test_a_session_table_becomes_an_option():
     assert_clean(at)
     view = visit_tabs(at, "learned", TABS)
     assert_view_clean(view)
-    assert_matrix(heatmap_z(chart(view, "table")), table, what="table")
-    assert chart(view, "probe")["data"][0]["x"][2] == tr("en", "learned.option.session", name="my checkpoint")
-    np.testing.assert_allclose(
-        probe_bars(view),
-        [
-            analysis.position_probe(posviz.learned_init(48, 24, seed=0)),
-            analysis.position_probe(posviz.sin_init(48, 24)),
-            analysis.position_probe(table),
-            analysis.constant_guess_error(48),
-        ],
-        rtol=1e-9,
-    )
+    assert_matrix(heatmap_z(trained_chart(view, "table")), table, what="table")
+    probe = trained_chart(view, "trained")
+    assert title(probe) == tr("en", "learned.probe.title.trained", n=48, d=24)
+    assert probe["data"][0]["x"][2] == tr("en", "learned.option.session", name="my checkpoint")
+    expected = [
+        analysis.position_probe(posviz.learned_init(48, 24, seed=0)),
+        analysis.position_probe(posviz.sin_init(48, 24)),
+        analysis.position_probe(table),
+        analysis.constant_guess_error(48),
+    ]
+    np.testing.assert_allclose(probe_bars(probe), expected, rtol=1e-6)
+    assert [m.value for m in view.metrics] == [tr("en", "learned.probe.value", value=v) for v in expected[:3]]
+    assert tr("en", "learned.probe.notice.session") in view.captions
     assert at.slider(key="n").disabled
     assert_matrix(
-        heatmap_z(chart(view, "interpolate")),
+        heatmap_z(trained_chart(view, "interpolate")),
         analysis.cosine_similarity_matrix(learned.interpolate_table(table, 96)),
         what="interp",
     )
@@ -317,11 +379,14 @@ def test_a_random_table_is_built_whole_only_when_its_heatmap_shows_every_entry()
 
     view = visit_tabs(open_page("learned", query={"n": "3001", "d": "33"}), "learned", TABS)
     assert_view_clean(view)
-    assert len(view.figures) == 8 and not built(3001), "a tab built the whole 3001 x 33 table"
+    assert len(view.figures) == 9 and not built(3001), "a tab built the whole 3001 x 33 table"
     at = open_page("learned", query={"n": "301", "d": "33", "tab": "probe"})
     assert_clean(at)
-    assert [title(f) for f in figure_list(at)] == [tr("en", "learned.probe.title", n=64, d=64)]
-    assert not built(301), "the probe tab built the 301 x 33 table it does not show"
+    assert [title(f) for f in figure_list(at)] == [
+        tr("en", "learned.probe.title", n=301, d=33),
+        tr("en", "learned.probe.title.trained", n=64, d=64),
+    ]
+    assert not built(301), "the probe tab built the 301 x 33 table (it reads its rows only)"
     view = visit_tabs(open_page("learned", query={"n": "301", "d": "33"}), "learned", ["table"])
     assert_view_clean(view)
     assert built(301)

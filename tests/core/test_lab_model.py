@@ -1,6 +1,8 @@
 """The lab's micro BERT: RoPE and ALiBi as posviz computes them, tables at the documented key, and a model without
 positions that cannot tell one order of its tokens from another."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -91,3 +93,49 @@ def test_without_positions_every_order_gives_the_same_outputs():
         with torch.no_grad():
             same = torch.allclose(model(ids[:, order]), model(ids)[:, order], atol=1e-5)
         assert same == (encoding == "nope"), encoding
+
+
+@pytest.mark.parametrize(("heads", "length"), [(4, 9), (4, 32), (3, 16), (8, 1)])
+def test_the_alibi_bias_is_the_same_read_backwards(heads, length):
+    """-m_h |i - j| is unchanged by i -> L-1-i, j -> L-1-j (|(L-1-i) - (L-1-j)| = |i - j|): reversing the sequence
+    leaves the lab's bias exactly where it was, so positions p and L-1-p are mirror images to it."""
+    bias = alibi(heads, length).numpy()
+    np.testing.assert_array_equal(bias, bias[:, ::-1, ::-1])
+    i = np.arange(length)
+    slopes = -bias[:, 0, 1] if length > 1 else np.zeros(heads)
+    np.testing.assert_allclose(bias, -slopes[:, None, None] * np.abs(i[:, None] - i[None, :]), rtol=1e-6)
+
+
+def test_an_alibi_encoder_cannot_tell_left_from_right():
+    """With a bias that is the same read backwards and nothing else positional, the whole encoder commutes with
+    reversal: the output for the reversed tokens is the reversed output, whatever the weights. Position p of a
+    sequence and position L-1-p of its mirror get the same prediction, so over inputs as likely reversed as not
+    (the isolation check's random tokens) a prediction of p is right at most half the time: for every (x, p) it
+    gets right, it names p at L-1-p of reversed x too, which is wrong. RoPE turns keys ahead and behind by opposite
+    angles, so its encoder does tell them apart."""
+    ids = torch.randint(0, 33, (3, 20), generator=torch.Generator().manual_seed(6))
+    flipped = ids.flip(1)
+    for encoding, mirrors in (("alibi", True), ("rope", False), ("sinusoidal", False), ("learned", False)):
+        torch.manual_seed(7)
+        model = MicroBert(encoding, vocab=33, outputs=20, max_positions=20).eval()
+        with torch.no_grad():
+            out, out_flipped = model(ids), model(flipped)
+        assert torch.allclose(out_flipped, out.flip(1), atol=1e-5) == mirrors, encoding
+
+
+def test_an_alibi_position_reader_is_right_at_most_half_the_time():
+    """The bound above, measured: an ALiBi encoder trained a little to name each token's position from random tokens,
+    scored on a batch and its reversal, never passes 1/2 (and a learned table, which has absolute positions, does)."""
+    from posviz.lab.evaluate import position_batch
+    from posviz.lab.train import TrainConfig, accuracy, build_model, fit
+
+    config = TrainConfig(steps=40, seq_len=8, min_len=8, vocab=4, hidden=32, heads=2)
+    tokens, labels = position_batch(np.random.default_rng([0, 1]), config, 256)
+    both = (np.concatenate([tokens, tokens[:, ::-1]]), np.concatenate([labels, labels]))
+    scores = {}
+    for encoding in ("alibi", "learned"):
+        model = build_model(dataclasses.replace(config, encoding=encoding), outputs=config.seq_len)
+        batches = np.random.default_rng(0)
+        fit(model, config, lambda rng=batches: position_batch(rng, config, config.batch))
+        scores[encoding] = accuracy(model, np.ascontiguousarray(both[0]), both[1])
+    assert scores["alibi"] <= 0.5 + 0.01 < scores["learned"], scores  # 0.01: argmax ties broken by rounding

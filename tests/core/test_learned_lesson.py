@@ -104,6 +104,13 @@ def test_sampled_probe_equals_the_probe_when_small_and_keeps_position_units():
     assert analysis.sampled_position_probe(ramp, 200) < 1e-3  # target is p itself, not the row's sample index
 
 
+@pytest.mark.parametrize(("n", "d", "limit"), [(100, 16, 1024), (3000, 48, 1024), (5000, 7, 300)])
+def test_sinusoidal_probe_is_the_sampled_probe_of_the_sinusoidal_table(n, d, limit):
+    """Built from the sampled rows alone, the sinusoidal table's probe is the probe of those rows of sin_init."""
+    expected = analysis.sampled_position_probe(posviz.sin_init(n, d), limit)
+    assert analysis.sinusoidal_position_probe(n, d, limit) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
 def test_sampled_projection_and_similarity_use_evenly_spaced_positions():
     table = posviz.learned_init(3000, 8)
     positions, coords = analysis.sampled_projection(table, 500)
@@ -161,6 +168,57 @@ def test_trained_example_is_linearly_decodable_unlike_its_initialisation():
     trained = analysis.position_probe(learned.example_table())
     assert trained < analysis.position_probe(posviz.learned_init(64, 64)) / 2
     assert trained < analysis.constant_guess_error(64) / 2
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_probe_puts_the_trained_example_between_the_sinusoidal_table_and_noise(seed):
+    """The three tables of the probe tab, 64 x 64: the random initialisation reads like always guessing the middle
+    (mean |p - 31.5| = 16, within 6%), not worse; the sinusoidal start to a few hundredths of a position; the trained
+    table in between, clearly away from both."""
+    guess = np.mean(np.abs(np.arange(64) - 31.5))
+    assert analysis.position_probe(posviz.learned_init(64, 64, seed=seed)) == pytest.approx(guess, rel=0.06)
+    sinusoidal = analysis.position_probe(posviz.sin_init(64, 64))
+    trained = analysis.position_probe(learned.example_table())
+    assert sinusoidal < 0.05 and 20 * sinusoidal < trained < guess / 2
+
+
+def test_the_gpt2_initialisations_the_texts_quote():
+    """Hugging Face's GPT-2 draws its position table from N(0, initializer_range^2) = N(0, 0.02^2), like BERT;
+    OpenAI's original code (openai/gpt-2 src/model.py) drew ``wpe`` with stddev 0.01 and ``wte`` with 0.02. The
+    teaching texts quote both in both languages, next to BERT's 0.02."""
+    from transformers import GPT2Config, GPT2Model
+
+    torch.manual_seed(0)
+    config = GPT2Config(n_positions=4096, n_embd=64, n_layer=1, n_head=2, vocab_size=4096)
+    model = GPT2Model(config)
+    assert config.initializer_range == 0.02
+    assert float(model.wpe.weight.std()) == pytest.approx(0.02, rel=0.02)
+    assert float(model.wte.weight.std()) == pytest.approx(0.02, rel=0.02)
+    root = learned.EXAMPLE_TABLE.parents[1] / "texts"
+    for lang in ("en", "zh"):
+        text = (root / f"learned.{lang}.md").read_text(encoding="utf-8")
+        assert "0.01" in text and "`initializer_range` = 0.02" in text and "0.02^2" in text, lang
+
+
+def test_the_texts_say_unreached_rows_keep_their_initial_values():
+    """A row of a learned table gets a gradient only from tokens at its position: train a table on sequences shorter
+    than it and the rows past them stay exactly at their initial values. The teaching text must say so (it said
+    the table had as many rows as positions seen in training)."""
+    torch.manual_seed(0)
+    table = torch.nn.Embedding(16, 4)
+    before = table.weight.detach().clone()
+    optimizer = torch.optim.SGD(table.parameters(), lr=0.1)
+    for _ in range(5):
+        optimizer.zero_grad()
+        table(torch.arange(10)).pow(2).sum().backward()
+        optimizer.step()
+    after = table.weight.detach()
+    assert not torch.equal(after[:10], before[:10]) and torch.equal(after[10:], before[10:])
+    root = learned.EXAMPLE_TABLE.parents[1] / "texts"
+    english = (root / "learned.en.md").read_text(encoding="utf-8")
+    assert "as many rows as positions seen in training" not in english
+    assert "keep their\ninitial values" in english or "keep their initial values" in english
+    assert "一直保持初始值" in (root / "learned.zh.md").read_text(encoding="utf-8")
 
 
 # ----------------------------------------------------------------------------------------- past the table
