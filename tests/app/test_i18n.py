@@ -8,6 +8,7 @@ with ``ast`` so conditional keys count too) and from the registry (keys built wi
 from __future__ import annotations
 
 import ast
+import json
 import re
 import string
 from pathlib import Path
@@ -229,3 +230,27 @@ def test_each_language_has_the_same_catalog_files():
     files = {lang: sorted(p.name for p in (I18N / lang).glob("*.json")) for lang in CATALOG_LANGS}
     assert files["en"] == files["zh"], files
     assert "common.json" in files["en"]
+
+
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.mark.parametrize("page", PAGE_NAMES)
+def test_chinese_paragraphs_have_no_line_break_between_characters(page):
+    """Markdown turns a line break inside a paragraph into a space, which Chinese does not write between two
+    characters ("服务器上 做遮罩"): a Chinese paragraph is one line, or breaks only next to Latin text."""
+    lines = (TEXTS / f"{page}.zh.md").read_text(encoding="utf-8").split("\n")
+    for before, after in zip(lines, lines[1:], strict=False):
+        if not before.strip() or not after.strip() or after.lstrip().startswith(("-", "*", "|", "#", "$$", ">", "1.")):
+            continue
+        assert not (_HAN.match(before.rstrip()[-1]) and _HAN.match(after.lstrip()[0])), (before[-20:], after[:20])
+
+
+@pytest.mark.parametrize("path", sorted((I18N / "zh").glob("*.json")), ids=lambda p: p.stem)
+def test_chinese_strings_have_no_space_between_two_characters(path):
+    """The same rule for the catalog: a space only next to Latin letters, digits or symbols, never between two Chinese
+    characters. The XLNet example sentence is the exception: its tokens are written one per character on purpose."""
+    for key, text in json.loads(path.read_text(encoding="utf-8")).items():
+        if key == "xlnet.sentence":
+            continue
+        assert not re.search(r"[\u4e00-\u9fff，。；：、] +[\u4e00-\u9fff]", text), (key, text)
