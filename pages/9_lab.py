@@ -120,7 +120,7 @@ def tables_tab() -> None:
     fig.data[0].name = t("lab.probe.before")
     fig.add_bar(x=names, y=after, name=t("lab.probe.after"))
     guess = analysis.constant_guess_error(learned[names[0]].config.seq_len)
-    fig.add_hline(y=guess, line_dash="dot", annotation_text=t("lab.probe.guess", guess=guess))
+    figures.hline(fig, guess, t("lab.probe.guess", guess=guess), dash="dot")
     fig.update_layout(barmode="group", showlegend=True)
     show(
         fig,
@@ -193,7 +193,7 @@ def isolation_tab() -> None:
         x_title=t("lab.axis.encoding"),
         y_title=t("lab.axis.accuracy"),
     )
-    fig.add_hline(y=chance, line_dash="dot", annotation_text=t("lab.isolation.chance", chance=f"{chance:.3f}"))
+    figures.hline(fig, chance, t("lab.isolation.chance", chance=f"{chance:.3f}"), dash="dot")
     show(
         fig,
         notice=t("lab.isolation.notice"),

@@ -5,6 +5,6 @@ a page with figures of its own kind keeps their builders in a module named after
 rotation animation, say), built on ``base.style``.
 """
 
-from .base import EXACT_MAX_CELLS, FONT, MAX_SIDE, bars, block_mean, heatmap, lines, style
+from .base import EXACT_MAX_CELLS, FONT, MAX_SIDE, bars, block_mean, heatmap, hline, lines, style, vline
 
-__all__ = ["EXACT_MAX_CELLS", "FONT", "MAX_SIDE", "bars", "block_mean", "heatmap", "lines", "style"]
+__all__ = ["EXACT_MAX_CELLS", "FONT", "MAX_SIDE", "bars", "block_mean", "heatmap", "hline", "lines", "style", "vline"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import style
+from .base import style, vline
 
 ORIGIN_COLOURS = ("#1f77b4", "#ff7f0e", "#c7c7c7")
 
@@ -84,7 +84,7 @@ def lines_with_marker(
     x = np.asarray(x)
     for name, y in series.items():
         fig.add_trace(go.Scatter(x=x, y=np.asarray(y, dtype=np.float64), mode="lines", name=name))
-    fig.add_vline(x=float(marker), line_dash="dash", line_color="#555", annotation_text=marker_text)
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(type="log" if log_y else "linear")
+    vline(fig, float(marker), marker_text, dash="dash")
     return style(fig, titles["title"], titles["x_title"], titles["y_title"], 380)

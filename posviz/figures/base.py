@@ -277,6 +277,75 @@ def add_scale(fig: go.Figure, x, ys: list[np.ndarray], level: float, name: str) 
     return fig.update_yaxes(type="linear", range=[0.0, 1.08 * max(float(level), _top(ys, 0.0))])
 
 
+#: Colour of marks: lines at a value the reader should compare with (a training length, a claimed number).
+MARK_COLOR = "#555555"
+
+
+def annotation_coordinate(axis, value: float) -> float:
+    """Where ``value`` sits on ``axis`` for an annotation. On a log axis plotly reads an annotation's coordinate as
+    log10 of the value (a shape's, or a trace's, is the value itself), so a label given the raw value lands far from
+    its line."""
+    return float(np.log10(value)) if axis.type == "log" else float(value)
+
+
+def vline(
+    fig: go.Figure,
+    x: float,
+    label: str = "",
+    *,
+    dash: str = "dot",
+    color: str = MARK_COLOR,
+    side: str = "right",
+    at: str = "top",
+) -> go.Figure:
+    """A vertical mark at x = ``x`` with its label on the ``side`` ("right" or "left") of the line, ``at`` the "top"
+    or "bottom" of the plot or "above" it. Call it after the x axis's type is set: the label is placed by
+    ``annotation_coordinate``, so it sits on its line on a log axis too."""
+    fig.add_vline(x=x, line_dash=dash, line_color=color)
+    if label:
+        y, anchor = {"top": (1.0, "top"), "bottom": (0.0, "bottom"), "above": (1.0, "bottom")}[at]
+        fig.add_annotation(
+            x=annotation_coordinate(fig.layout.xaxis, x),
+            xref="x",
+            xanchor="left" if side == "right" else "right",
+            y=y,
+            yref="paper",
+            yanchor=anchor,
+            text=label,
+            showarrow=False,
+            font={"color": color},
+        )
+    return fig
+
+
+def hline(
+    fig: go.Figure,
+    y: float,
+    label: str = "",
+    *,
+    dash: str = "dash",
+    color: str = MARK_COLOR,
+    side: str = "left",
+    below: bool = False,
+) -> go.Figure:
+    """A horizontal mark at y = ``y`` with its label at the ``side`` ("left" or "right") edge of the plot, above the
+    line (or ``below`` it). Call it after the y axis's type is set (see ``vline``)."""
+    fig.add_hline(y=y, line_dash=dash, line_color=color)
+    if label:
+        fig.add_annotation(
+            x=0.0 if side == "left" else 1.0,
+            xref="x domain",
+            xanchor=side,
+            y=annotation_coordinate(fig.layout.yaxis, y),
+            yref="y",
+            yanchor="top" if below else "bottom",
+            text=label,
+            showarrow=False,
+            font={"color": color},
+        )
+    return fig
+
+
 def bars(
     labels, values, *, title: str, x_title: str, y_title: str, log_y: bool = False, height: int = 340
 ) -> go.Figure:

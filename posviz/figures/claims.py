@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from .base import heatmap, style
+from .base import MARK_COLOR, heatmap, hline, style, vline
 
 COLOURS = qualitative.Plotly
 
@@ -51,44 +51,14 @@ def series(
     return style(fig, title, x_title, y_title, height)
 
 
-def _on_axis(axis, value: float) -> float:
-    """Where ``value`` sits on ``axis`` for an annotation: its log10 on a log axis (shapes take data values there,
-    annotations do not)."""
-    return float(np.log10(value)) if axis.type == "log" else float(value)
-
-
 def level(fig: go.Figure, y: float, label: str, *, dash: str = "dash") -> go.Figure:
     """A horizontal reference line at ``y`` with its label above it at the left edge."""
-    fig.add_hline(y=y, line_dash=dash, line_color="grey")
-    fig.add_annotation(
-        x=0.0,
-        xref="paper",
-        xanchor="left",
-        y=_on_axis(fig.layout.yaxis, y),
-        yref="y",
-        yanchor="bottom",
-        text=label,
-        showarrow=False,
-        font={"color": "#555"},
-    )
-    return fig
+    return hline(fig, y, label, dash=dash, color=MARK_COLOR)
 
 
 def mark(fig: go.Figure, x: float, label: str, *, dash: str = "dot", side: str = "right") -> go.Figure:
     """A vertical reference line at ``x`` with its label at the top, on the ``side`` ("right" or "left") of it."""
-    fig.add_vline(x=x, line_dash=dash, line_color="grey")
-    fig.add_annotation(
-        x=_on_axis(fig.layout.xaxis, x),
-        xref="x",
-        xanchor="left" if side == "right" else "right",
-        y=1.0,
-        yref="paper",
-        yanchor="top",
-        text=label,
-        showarrow=False,
-        font={"color": "#555"},
-    )
-    return fig
+    return vline(fig, x, label, dash=dash, color=MARK_COLOR, side=side)
 
 
 def stacked(
@@ -138,18 +108,8 @@ def marks(fig: go.Figure, xs: dict[float, str], *, dash: str = "dot") -> go.Figu
     above the top panel: the leftmost label extends to the left of its line, the others to the right, so two lines
     close together keep readable labels."""
     for index, (x, label) in enumerate(sorted(xs.items())):
-        fig.add_vline(x=x, line_dash=dash, line_color="grey")
-        fig.add_annotation(
-            x=_on_axis(fig.layout.xaxis, x),
-            xref="x",
-            xanchor="right" if index == 0 and len(xs) > 1 else "left",
-            y=1.0,
-            yref="paper",
-            yanchor="bottom",
-            text=label,
-            showarrow=False,
-            font={"size": 12, "color": "#555"},
-        )
+        side = "left" if index == 0 and len(xs) > 1 else "right"
+        vline(fig, x, label, dash=dash, color=MARK_COLOR, side=side, at="above")
     return fig
 
 

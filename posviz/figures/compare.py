@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import style
+from .base import annotation_coordinate, style
 
 FAMILY_COLOURS = {
     "sinusoidal": "#1f77b4",
@@ -97,7 +97,8 @@ def panels(
                 font={"size": 12, "color": "#555"},
             )
     if marker is not None and marker_text:
-        fig.add_annotation(text=marker_text, x=marker, xref="x", yref="paper", y=1.0, yanchor="bottom", showarrow=False)
+        x = annotation_coordinate(fig.layout.xaxis, marker)  # log10 of it on a log axis
+        fig.add_annotation(text=marker_text, x=x, xref="x", yref="paper", y=1.0, yanchor="bottom", showarrow=False)
     height = 160 + panel_height * (1 if side_by_side else n)
     style(fig, title, "", "", height)
     fig.update_layout(

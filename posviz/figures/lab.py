@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import animation_controls, lines, style
+from .base import animation_controls, lines, style, vline
 
 
 def similarity_animation(
@@ -64,7 +64,7 @@ def accuracy_by_length(
         annotation_text=trained_label,
         annotation_position="top left",
     )
-    fig.add_vline(x=train_len, line_dash="dot", annotation_text=train_line_label, annotation_position="bottom right")
+    vline(fig, train_len, train_line_label, at="bottom")
     fig.update_yaxes(range=[0, 1.05])
     fig.update_layout(legend={"orientation": "h", "y": -0.22})
     return fig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import style
+from .base import hline, style
 
 
 def projection(positions, coords, *, title: str, x_title: str, y_title: str, colorbar_title: str) -> go.Figure:
@@ -79,18 +79,7 @@ def dominant_frequencies(
             ),
         ]
     )
-    fig.add_hline(y=floor, line_dash="dot", line_color="#1f77b4")
-    fig.add_annotation(  # on a log axis an annotation's y is log10 of the value (plotly), unlike a shape's
-        text=floor_name,
-        x=0,
-        xref="x domain",
-        xanchor="left",
-        y=np.log10(floor),
-        yref="y",
-        yanchor="top",
-        showarrow=False,
-        font={"color": "#1f77b4"},
-    )
     fig.update_yaxes(type="log", dtick=1, exponentformat="power")
+    hline(fig, floor, floor_name, dash="dot", color="#1f77b4", below=True)
     fig.update_layout(legend={"orientation": "h", "y": -0.2})
     return style(fig, title, x_title, y_title, 420)

@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import lines, style
+from .base import MARK_COLOR, hline, lines, style, vline
 
-MARK_COLOR = "#555"
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e")
 
 
@@ -21,13 +20,15 @@ def mark(
     dash: str = "dash",
     position: str | None = None,
 ) -> go.Figure:
-    """A labelled vertical (``x``) or horizontal (``y``) reference line; ``position`` places the label
-    ("top right", "bottom left", ...). On a log axis, mark the other axis only (label coordinates would be log10)."""
-    line = {"color": MARK_COLOR, "width": 1.5, "dash": dash}
+    """A labelled vertical (``x``) or horizontal (``y``) reference line; ``position`` places the label ("top right",
+    "bottom right" for a vertical line, "top left", "top right" for a horizontal one). The label sits on its line on
+    a log axis too (``base.vline`` / ``base.hline``)."""
     if x is not None:
-        fig.add_vline(x=x, line=line, annotation_text=label, annotation_position=position or "top right")
+        at, side = (position or "top right").split()
+        vline(fig, x, label, dash=dash, color=MARK_COLOR, side=side, at=at)
     if y is not None:
-        fig.add_hline(y=y, line=line, annotation_text=label, annotation_position=position or "top left")
+        at, side = (position or "top left").split()
+        hline(fig, y, label, dash=dash, color=MARK_COLOR, side=side, below=at == "bottom")
     return fig
 
 

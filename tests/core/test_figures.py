@@ -206,3 +206,20 @@ def test_a_log_error_plot_draws_zero_on_its_floor():
     assert floor.name == "floor" and list(floor.y) == [1e-12, 1e-12] and floor.line.dash == "dot"
     low, high = fig.layout.yaxis.range
     assert fig.layout.yaxis.type == "log" and low < -12 < np.log10(0.5) < high
+
+
+def test_marks_keep_their_labels_on_their_lines_on_log_axes():
+    """plotly reads an annotation's coordinate on a log axis as log10 of the value (a shape's as the value): the
+    labels of ``vline`` / ``hline`` must sit at log10 of the mark there, and at the value on a linear axis."""
+    from posviz.figures.base import hline, lines, vline
+
+    for log in (False, True):
+        fig = lines([1, 10, 1000], {"a": [1e-3, 1e-1, 10.0]}, title="t", x_title="x", y_title="y", log_x=log, log_y=log)
+        vline(fig, 250.0, "train", side="left", at="bottom")
+        hline(fig, 0.049, "floor", below=True)
+        (shape_v, shape_h), (label_v, label_h) = fig.layout.shapes, fig.layout.annotations
+        assert shape_v.x0 == shape_v.x1 == 250.0 and shape_h.y0 == shape_h.y1 == 0.049  # shapes take the value
+        assert label_v.x == pytest.approx(np.log10(250.0) if log else 250.0)
+        assert label_h.y == pytest.approx(np.log10(0.049) if log else 0.049)
+        assert (label_v.xanchor, label_v.yref, label_v.y) == ("right", "paper", 0.0)
+        assert (label_h.xref, label_h.yanchor) == ("x domain", "top")
