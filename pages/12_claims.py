@@ -16,6 +16,8 @@ COLOURS = {"holds": "green", "wrong": "red", "partly": "orange"}
 D_OPTIONS = (64, 128, 256, 512, 768, 1024, 2048, 4096)
 CONTEXT_OPTIONS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 TRAIN_OPTIONS = (128, 256, 512, 1024, 2048, 4096, 8192)
+#: Floor of the log error plot: exact zeros (position 0) are drawn on it.
+ERROR_FLOOR = 1e-12
 
 
 def evidence(claim_id: str, **params) -> claims.Evidence:
@@ -203,6 +205,7 @@ def precision_tab() -> None:
         x_title=t("axis.position"),
         y_title=t("claims.axis.error"),
         log_y=True,
+        floor=(ERROR_FLOOR, t("figure.floor", floor=f"{ERROR_FLOOR:.0e}")),
     )
     claimfig.mark(fig, claims.ARTICLE_POSITION, t("claims.precision.article"))
     show(fig, notice=t("claims.precision.notice"), key="precision", data=a, name="claim_precision")
@@ -391,6 +394,7 @@ def rot90_tab() -> None:
             title=t("claims.rot90.fig"),
             x_title=t("axis.position"),
             y_title=t("claims.axis.relative_error"),
+            from_zero=True,
         ),
         notice=t("claims.rot90.notice"),
         key="rot90",

@@ -215,9 +215,12 @@ def lines(
     log_x: bool = False,
     log_y: bool = False,
     floor: tuple[float, str] | None = None,
+    from_zero: bool = False,
     height: int = 380,
 ) -> go.Figure:
     """One line per entry of ``series`` (name -> y values) over the shared ``x``.
+
+    ``from_zero`` starts a linear y axis at 0 (an error plot: an error of 1e-16 lies on the zero line).
 
     ``floor = (level, name)`` makes a log y axis that stops at ``level`` (an error plot): smaller values, and exact
     zeros, which a log axis would silently drop, are drawn on the floor, a dotted line named ``name``
@@ -233,6 +236,8 @@ def lines(
     fig.update_yaxes(type="log", dtick=1, exponentformat="power") if log_y else fig.update_yaxes(type="linear")
     if floor is not None:
         add_floor(fig, x, ys, *floor)
+    if from_zero:
+        fig.update_yaxes(rangemode="tozero")
     return style(fig, title, x_title, y_title, height)
 
 

@@ -175,6 +175,21 @@ def test_every_claim_draws_its_evidence(shown):
     assert change["default"] == change["linear"] == 0.0 and change["dynamic"] == pytest.approx(math.log(13), rel=1e-6)
 
 
+def test_error_plots_show_zero_as_zero(shown):
+    """The precision claim's log axis draws position 0 (an exact zero) on its floor; the rot90 claim's linear axis
+    starts at 0, so the quarter turn's 1e-16 lies on the zero line whatever the other line does."""
+    fig = shown["precision"][0][0]
+    *lines, floor = fig["data"]
+    assert floor["name"] == tr("en", "figure.floor", floor="1e-12")
+    evidence = claims.check("precision")
+    for line in lines:
+        y = as_array(line["y"])
+        assert y.size == evidence.arrays["position"].size and y.min() >= 1e-12
+        np.testing.assert_allclose(y, np.maximum(evidence.arrays[line["name"]], 1e-12), rtol=1e-12)
+    assert evidence.arrays["float16"][0] == 0.0
+    assert shown["rot90"][0][0]["layout"]["yaxis"]["rangemode"] == "tozero"
+
+
 def test_base_has_one_axis_per_quantity_and_shows_the_fast_pair_fixed(shown):
     figs = shown["base"][0]
     near, order = figs[0]["data"]
