@@ -68,32 +68,27 @@ def url_radio(label: str, options: list, *, key: str, default, format_func=str, 
 
     Streamlit's own binding writes the displayed label into the URL (``layout=Halves``, ``layout=分半``), so a
     link would depend on the language it was made in. Here the code (``layout=halves``) is kept in sync by
-    hand: read once when the widget first appears (an unknown value falls back to the default), written back
-    on every run, and left out of the URL when it equals the default.
+    hand: read when the widget first appears (an unknown value falls back to the default), written back on every
+    run, and left out of the URL when it equals the default.
     """
-    if key not in st.session_state:
-        raw = st.query_params.get(key)
-        st.session_state[key] = next((o for o in options if str(o) == raw), default)
-    labels = {option: format_func(option) for option in options}  # in this run's language, whenever it is called
-    value = st.radio(label, options, key=key, format_func=labels.__getitem__, **kwargs)
-    if value == default:
-        st.query_params.pop(key, None)
-    else:
-        st.query_params[key] = str(value)
-    return value
+    return _url_choice(st.radio, label, options, key=key, default=default, format_func=format_func, **kwargs)
 
 
 def url_select(label: str, options: list, *, key: str, default, format_func=str, **kwargs):
-    """A selectbox whose URL parameter is the option's code, not its translated label, as ``url_radio``: for a
-    choice among more options than a row of tabs can show. Bound to ``tab`` it replaces ``url_tabs`` and keeps
-    their links (``tab=shift``) working. A value left in the session by another widget of the same key (another
-    page's tabs) is not an option here, and is read again from the URL (or falls back to the default).
-    """
+    """A selectbox bound to the URL by the option's code, as ``url_radio``: for a choice among more options than a
+    row of tabs can show. Bound to ``tab`` it replaces ``url_tabs`` and keeps their links (``tab=shift``) working."""
+    return _url_choice(st.selectbox, label, options, key=key, default=default, format_func=format_func, **kwargs)
+
+
+def _url_choice(widget, label: str, options: list, *, key: str, default, format_func, **kwargs):
+    """``widget`` (a radio or a selectbox) over ``options``, its value's code kept in the URL under ``key``. A value
+    left in the session that is not an option here (another page's widget of the same key) is read again from the
+    URL, or falls back to the default."""
     if st.session_state.get(key) not in options:
         raw = st.query_params.get(key)
         st.session_state[key] = next((o for o in options if str(o) == raw), default)
     labels = {option: format_func(option) for option in options}  # in this run's language, whenever it is called
-    value = st.selectbox(label, options, key=key, format_func=labels.__getitem__, **kwargs)
+    value = widget(label, options, key=key, format_func=labels.__getitem__, **kwargs)
     if value == default:
         st.query_params.pop(key, None)
     else:
