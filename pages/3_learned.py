@@ -235,14 +235,19 @@ def initial_probes(n: int, d: int) -> dict:
     }
 
 
+def probe_metrics(probes: dict[str, float]) -> None:
+    """One metric per probed table, side by side."""
+    for column, (name, value) in zip(st.columns(len(probes)), probes.items(), strict=True):
+        column.metric(name, t("learned.probe.value", value=value), help=t("learned.probe.help"))
+
+
 def probe_tab() -> None:
     """How well a linear probe reads the position back: the tables the controls describe, and a trained one beside
     the two starts of its shape."""
     st.subheader(t("learned.section.probe"))
     if registry:  # the random and sinusoidal tables of the controls' size, then the trained example
         probes = initial_probes(n_rows, width)
-        for column, (name, value) in zip(st.columns(len(probes)), probes.items(), strict=True):
-            column.metric(name, t("learned.probe.value", value=value), help=t("learned.probe.help"))
+        probe_metrics(probes)
         probe_chart(
             probes,
             n_rows,
@@ -257,8 +262,7 @@ def probe_tab() -> None:
     tn, td = trained.shape
     probes = {**initial_probes(tn, td), label(trained.code): trained(analysis.sampled_position_probe, PROBE_POSITIONS)}
     if not registry:
-        for column, (name, value) in zip(st.columns(len(probes)), probes.items(), strict=True):
-            column.metric(name, t("learned.probe.value", value=value), help=t("learned.probe.help"))
+        probe_metrics(probes)
     probe_chart(
         probes,
         tn,
