@@ -8,6 +8,7 @@ every member is read and checked against the member's size before any data is lo
 from __future__ import annotations
 
 import math
+import re
 import zipfile
 import zlib
 
@@ -34,13 +35,20 @@ def read_npy_header(f, name: str) -> tuple[TensorInfo, int]:
     except KeyError:
         raise CorruptFile(f"{name}: .npy format version {version} is not one posviz reads (1.0 or 2.0)") from None
     except Exception as exc:  # numpy reports bad headers as ValueError, SyntaxError, EOFError ...
-        raise CorruptFile(f"{name}: the .npy header is damaged ({exc})") from None
+        raise CorruptFile(f"{name}: the .npy header is damaged ({_reason(exc)})") from None
     if dtype.hasobject:
         raise UnsafePickle(
             f"{name} holds Python objects (stored as a pickle), not numbers; posviz does not load pickles from numpy "
             "files. Save a float array instead."
         )
     return TensorInfo(tuple(shape), dtype.name), f.tell() - start + math.prod(shape) * dtype.itemsize
+
+
+def _reason(exc: Exception) -> str:
+    """numpy's reason for refusing a header, without what changes from run to run: a message that quotes a parsed
+    node (``<ast.BinOp object at 0x7f...>``) keeps its words and loses the address, so the same file always gets the
+    same sentence."""
+    return re.sub(r"<([\w.]+) object at 0x[0-9a-fA-F]+>", r"<\1>", str(exc))
 
 
 def _read_array(f, name: str) -> np.ndarray:

@@ -350,3 +350,21 @@ def test_header_sizes_in_the_file_are_checked_against_json_length():
     header = json.dumps(_header()).encode()
     with pytest.raises(CorruptFile, match="claims 1 bytes"):
         _open_everything(struct.pack("<Q", 1) + header + bytes(32))
+
+
+def test_a_damaged_npy_header_gets_the_same_sentence_every_time():
+    """numpy quotes a parsed node with its memory address (``<ast.BinOp object at 0x7f...>``); the sentence keeps
+    the words and drops the address, so a page shows the same message for the same file."""
+    from posviz.checkpoint import CorruptFile
+    from posviz.checkpoint.numpy_format import read_npy_header
+
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros((15, 2), dtype=np.float32))
+    data = bytearray(buffer.getvalue())
+    data[data.index(b"(15, 2)") : data.index(b"(15, 2)") + 7] = b"(15-2,)"  # an expression, not a literal
+    messages = set()
+    for _ in range(3):
+        with pytest.raises(CorruptFile) as caught:
+            read_npy_header(io.BytesIO(bytes(data)), "table.npy")
+        messages.add(str(caught.value))
+    assert len(messages) == 1 and " at 0x" not in messages.pop()
