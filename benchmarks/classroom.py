@@ -203,12 +203,20 @@ async def visit(url: str, page: str, query: str, start: asyncio.Event | None = N
 
 
 async def together(url: str, views: list[tuple[str, str]]) -> list[Visit]:
-    """Every view in its own tab, all connected first and then started at the same moment."""
-    start = asyncio.Event()
-    tasks = [asyncio.create_task(visit(url, page, query, start)) for page, query in views]
-    await asyncio.sleep(0.5)  # let every tab connect before the class presses Enter together
-    start.set()
-    return list(await asyncio.gather(*tasks))
+    """Every view in its own tab, all connected first and then started at the same moment, while the lecturer's tab
+    (the projector, open on Home) stays connected: a server whose last session closes drops its compiled page
+    scripts, which a class never lets happen."""
+    lecturer = Tab(url)
+    await lecturer.connect()
+    await lecturer.open("home")
+    try:
+        start = asyncio.Event()
+        tasks = [asyncio.create_task(visit(url, page, query, start)) for page, query in views]
+        await asyncio.sleep(0.5)  # let every tab connect before the class presses Enter together
+        start.set()
+        return list(await asyncio.gather(*tasks))
+    finally:
+        await lecturer.close()
 
 
 def measured(name: str, pid: int | None, func) -> Wave:

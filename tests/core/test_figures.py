@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posviz import figures
+from posviz.figures import base
 
 
 def _z(fig) -> np.ndarray:
@@ -124,21 +125,26 @@ def test_heatmap_rejects_non_matrices():
         figures.heatmap(np.zeros(5), title="t", x_title="x", y_title="y")
 
 
-@pytest.mark.parametrize("default", ["plotly_white", "plotly_dark"])
-def test_every_figure_gets_the_white_template_and_its_axis_titles(default, monkeypatch):
+@pytest.mark.parametrize("default", ["plotly_white", "plotly_dark", "streamlit"])
+def test_every_figure_gets_its_colours_and_axis_titles_whatever_the_default_template(default, monkeypatch):
     """Whatever plotly's default template is when a figure is made (Streamlit sets its own on import), a styled
-    figure carries ``plotly_white``; one figure or a grid of subplots, every axis gets its title."""
+    figure has posviz's colours, title, height and fonts (the app draws it with Streamlit's theme, which styles the
+    rest); one figure or a grid of subplots, every axis gets its title. Styling keeps what the builder set before
+    (a log axis, a legend)."""
     import plotly.graph_objects as go
     import plotly.io as pio
     from plotly.subplots import make_subplots
 
+    if default == "streamlit":
+        import streamlit  # noqa: F401  (registers the template)
     monkeypatch.setattr(pio.templates, "default", default)
-    white = pio.templates["plotly_white"].layout.to_plotly_json()
-    single = figures.style(go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "t", "position", "value", 300)
+    built = go.Figure(go.Scatter(x=[1, 10], y=[1, 0])).update_xaxes(type="log").update_layout(showlegend=False)
+    single = figures.style(built, "t", "position", "value", 300)
     grid = figures.style(make_subplots(rows=1, cols=2), "t", "position", "value", 300)
     for fig in (single, grid):
-        assert fig.layout.template.layout.to_plotly_json() == white
-        assert fig.layout.height == 300 and fig.layout.title.text == "t"
+        assert list(fig.layout.colorway) == list(base.COLORWAY)
+        assert fig.layout.height == 300 and fig.layout.title.text == "t" and fig.layout.font.family == figures.FONT
+    assert single.layout.xaxis.type == "log" and single.layout.showlegend is False
     assert (single.layout.xaxis.title.text, single.layout.yaxis.title.text) == ("position", "value")
     assert [a.title.text for a in (grid.layout.xaxis, grid.layout.xaxis2, grid.layout.yaxis, grid.layout.yaxis2)] == [
         "position",
