@@ -88,7 +88,7 @@ def _png_data_uri(matrix: np.ndarray, colorscale: str, zmin: float, zmax: float)
     image.putpalette(palette)
     image.info["transparency"] = LEVELS
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=6, transparency=LEVELS)
+    image.save(buffer, format="PNG", compress_level=3, transparency=LEVELS)  # as small, and faster than 6
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
