@@ -8,6 +8,7 @@ as a colour-mapped PNG, and the figure says so in its title and in ``layout.meta
 from __future__ import annotations
 
 import base64
+import functools
 import io
 
 import numpy as np
@@ -73,22 +74,29 @@ def _row_block_sums(matrix: np.ndarray, edges: np.ndarray) -> np.ndarray:
 LEVELS = 255
 
 
+@functools.cache
+def _palette(colorscale: str) -> tuple[int, ...]:
+    """``LEVELS`` RGB colours sampled evenly from ``colorscale``, then black for the transparent index."""
+    colours = sample_colorscale(get_colorscale(colorscale), np.linspace(0, 1, LEVELS), colortype="rgb")
+    return tuple(int(c) for s in colours for c in s[s.index("(") + 1 : -1].split(",")) + (0, 0, 0)
+
+
 def _png_data_uri(matrix: np.ndarray, colorscale: str, zmin: float, zmax: float) -> str:
     """The matrix as a palette PNG: one byte per cell indexing ``LEVELS`` colours sampled from ``colorscale``,
     so a 1024 x 1024 image is about a megabyte even for noise, and encodes in a fraction of a second."""
     from PIL import Image
 
-    colours = sample_colorscale(get_colorscale(colorscale), np.linspace(0, 1, LEVELS), colortype="rgb")
-    palette = [int(c) for s in colours for c in s[s.index("(") + 1 : -1].split(",")] + [0, 0, 0]
     span = zmax - zmin if zmax > zmin else 1.0
+    scaled = np.subtract(matrix, zmin, dtype=np.float32)  # one temporary, scaled in place
+    scaled *= (LEVELS - 1) / span
     with np.errstate(invalid="ignore"):
-        index = np.clip(np.rint((matrix - zmin) / span * (LEVELS - 1)), 0, LEVELS - 1)
-    index = np.where(np.isfinite(matrix), index, LEVELS).astype(np.uint8)
+        np.clip(np.rint(scaled, out=scaled), 0, LEVELS - 1, out=scaled)
+    index = np.where(np.isfinite(matrix), scaled, LEVELS).astype(np.uint8)  # NaN and masks (-inf) transparent
     image = Image.fromarray(index, mode="L").convert("P")  # "P" keeps the bytes, the palette gives the colours
-    image.putpalette(palette)
+    image.putpalette(_palette(colorscale))
     image.info["transparency"] = LEVELS
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", compress_level=3, transparency=LEVELS)  # as small, and faster than 6
+    image.save(buffer, format="PNG", compress_level=3, transparency=LEVELS)  # as small as level 6, and faster
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 

@@ -229,3 +229,20 @@ def test_marks_keep_their_labels_on_their_lines_on_log_axes():
         assert label_h.y == pytest.approx(np.log10(0.049) if log else 0.049)
         assert (label_v.xanchor, label_v.yref, label_v.y) == ("right", "paper", 0.0)
         assert (label_h.xref, label_h.yanchor) == ("x domain", "top")
+
+
+def test_image_cells_index_the_palette_and_masks_are_transparent():
+    """Each cell of a drawn image is its value's level out of 255 colours between zmin and zmax (clipped); NaN and
+    infinite cells (a causal mask) get the transparent index."""
+    from PIL import Image
+
+    m = np.array([[-1.0, 0.0, 1.0, 5.0], [-np.inf, np.nan, np.inf, -0.5]])
+    uri = base._png_data_uri(m, "RdBu_r", -1.0, 1.0)
+    image = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+    cells = np.array(image)
+    expected = np.clip(np.rint((np.nan_to_num(m, posinf=9, neginf=9) + 1.0) / 2.0 * (base.LEVELS - 1)), 0, 254)
+    expected[~np.isfinite(m)] = base.LEVELS
+    np.testing.assert_array_equal(cells, expected)
+    assert image.info["transparency"] == base.LEVELS
+    palette = image.getpalette()[: 3 * base.LEVELS]
+    assert palette[:3] != palette[-3:]  # the two ends of the colour scale differ
