@@ -6,9 +6,9 @@ receives ``ForwardMsg`` protobufs until ``script_finished``. :class:`Tab` does e
 driven from one asyncio loop without a browser each, and records what a browser would receive: the time from the
 request to the end of the run, the bytes on the wire, the charts drawn, the exceptions and error boxes shown.
 
-Widgets are addressed by the key the page gives them (``Tab.widgets`` maps each key to the widget's id, read from
-the elements of the last run); ``Tab.click(key)`` presses a button as the frontend does, by sending the widget's
-trigger with the states of the other widgets.
+Widgets are addressed by the key the page gives them (``Tab.widgets`` maps each key, and each button's label, to the
+widget's id, read from the elements of the runs so far); ``Tab.click(key)`` presses a button as the frontend does,
+by sending its trigger value.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ class Run:
     charts: int = 0
     exceptions: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    markdown: list[str] = field(default_factory=list)
     finished: bool = False
     failure: str | None = None
 
@@ -169,11 +170,15 @@ class Tab:
             run.exceptions.append(f"{element.exception.type}: {element.exception.message}")
         elif kind == "alert" and element.alert.format == 1:  # Alert.ERROR
             run.errors.append(element.alert.body)
-        elif kind in _WIDGET_ELEMENTS or kind == "button":
+        elif kind == "markdown":
+            run.markdown.append(element.markdown.body)
+        elif kind in _WIDGET_ELEMENTS:
             widget = getattr(element, kind)
             ident = getattr(widget, "id", "")
             if ident:
                 self.widgets[_user_key(ident)] = ident
+                if kind == "button":  # a button without a key is found by its label
+                    self.widgets.setdefault(widget.label, ident)
 
     async def close(self) -> None:
         if self.ws is not None:
