@@ -8,11 +8,11 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st  # noqa: E402
 
-from posviz.ui import LANGUAGES, link, present, t
+from posviz.ui import LANGUAGES, favicon, link, present, t
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
-st.set_page_config(page_title="posviz", page_icon="assets/icon.png", layout="wide")
+st.set_page_config(page_title="posviz", page_icon=favicon(), layout="wide")
 link.remember()
 
 with st.sidebar:

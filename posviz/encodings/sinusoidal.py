@@ -481,11 +481,28 @@ def sinusoidal_similarity(
     n_positions: int, d_model: int, max_positions: int = 1024, *, base: float = 10000.0, layout: str = "interleaved"
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cosine similarity S[i, j] = cos(PE(p_i), PE(p_j)) of at most ``max_positions`` evenly spaced positions p of
-    ``sinusoidal(n, d, base=base, layout=layout)``, from their rows alone: ``(positions, S)``."""
-    from ..analysis import cosine_similarity_matrix
+    ``sinusoidal(n, d, base=base, layout=layout)``, without building the table: ``(positions, S)``.
 
-    positions, rows = _sampled_rows(n_positions, d_model, max_positions, base, layout)
-    return positions, cosine_similarity_matrix(rows)
+    For an even d every row has norm sqrt(d/2) and PE(p) . PE(q) = sum_k cos((p - q) w_k), so
+    S[i, j] = c(|p_i - p_j|) with c(l) = sum_k cos(l w_k) / (d/2), evaluated only at the lags that occur (a few per
+    diagonal of evenly spaced positions) instead of a matrix product of the rows; both layouts give the same S. For
+    an odd d (an unpaired sin column) S is computed from the rows."""
+    from ..analysis import cosine_similarity_matrix, evenly_spaced
+
+    n, d = _checks.table_size(n_positions, d_model)
+    _checks.choice("layout", layout, LAYOUTS)
+    if d % 2:
+        positions, rows = _sampled_rows(n, d, max_positions, base, layout)
+        return positions, cosine_similarity_matrix(rows)
+    positions = evenly_spaced(n, max_positions)
+    lags = np.subtract.outer(positions.astype(np.int32), positions.astype(np.int32))  # n <= 32,768
+    np.abs(lags, out=lags)
+    occurring = np.zeros(n, dtype=bool)
+    occurring[lags.ravel()] = True  # about two lags per diagonal: the positions are a rounded even spacing
+    at = np.flatnonzero(occurring)
+    profile = np.zeros(n)
+    profile[at] = np.cos(at[:, None] * sinusoidal_frequencies(d, base=base)[None, :]).sum(axis=1) / (d // 2)
+    return positions, np.clip(profile[lags], -1.0, 1.0)
 
 
 def sinusoidal_row_norms(
@@ -523,11 +540,14 @@ def sinusoidal_block_means(
     first, last = edges[:-1], edges[1:] - 1
     half = omega / 2.0
     centre = (first + last)[:, None] * half[None, :]
-    kernel = np.sin((last - first + 1)[:, None] * half[None, :]) / (np.sin(half) * (last - first + 1)[:, None])
+    lengths, length_of = np.unique(last - first + 1, return_inverse=True)  # near-equal blocks: one or two lengths
+    kernel = (np.sin(lengths[:, None] * half[None, :]) / (np.sin(half) * lengths[:, None]))[length_of]
     rows = np.empty((first.size, d))
     sin_cols, cos_cols = _pair_columns(layout, d)
     rows[:, sin_cols] = np.sin(centre) * kernel
     rows[:, cos_cols] = (np.cos(centre) * kernel)[:, : d // 2]
+    if d <= max_side:  # one block per column: the row-block means are the block means
+        return rows
     columns = block_edges(d, max_side)
     return np.add.reduceat(rows, columns[:-1], axis=1) / np.diff(columns)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import functools
 import threading
 import weakref
 
@@ -13,7 +15,7 @@ import streamlit as st
 from posviz import figures
 
 from . import cache, export, link, present, widgets
-from .i18n import LANGUAGES, current_language, t, teaching_text
+from .i18n import ASSETS, LANGUAGES, current_language, t, teaching_text
 from .present import controls, presenting
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "controls",
     "current_language",
     "errors_shown",
+    "favicon",
     "heatmap",
     "intro",
     "lazy_tabs",
@@ -34,6 +37,14 @@ __all__ = [
     "t",
     "widgets",
 ]
+
+@functools.cache
+def favicon() -> str:
+    """The app's 32 x 32 icon as a data URL, read once. Given a file path, ``st.set_page_config`` opens, checks and
+    re-encodes the image on every script run (a tenth of the server's time with a class on it); a data URL is
+    passed through as it is."""
+    return "data:image/png;base64," + base64.b64encode((ASSETS / "favicon.png").read_bytes()).decode("ascii")
+
 
 #: Similarity matrices are built on at most this many evenly spaced positions.
 SIMILARITY_POSITIONS = 1024

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import os
 import threading
 import weakref
 from collections import OrderedDict
@@ -20,8 +21,25 @@ import plotly.graph_objects as go
 
 import posviz
 
-#: Memory the cached arrays may hold together.
-BUDGET_BYTES = 2 << 30
+#: Memory the cached arrays may hold together: ``POSVIZ_CACHE_MB`` megabytes (default 1,024). A server's memory is
+#: about 0.5 GB for Python and its libraries, this budget, and the figures kept for reruns (``FIGURES`` of them).
+CACHE_MB_DEFAULT = 1024
+
+
+def budget_bytes(environ=os.environ) -> int:
+    """The cache budget in bytes from ``POSVIZ_CACHE_MB`` (a whole number of megabytes, at least 64), else the
+    default. A value that is not one is refused with a sentence, before the server takes its first student."""
+    raw = environ.get("POSVIZ_CACHE_MB", "").strip()
+    if not raw:
+        return CACHE_MB_DEFAULT << 20
+    if not raw.isdigit() or int(raw) < 64:
+        raise ValueError(
+            f"POSVIZ_CACHE_MB is the cache budget in megabytes, a whole number of at least 64; got {raw!r}"
+        )
+    return int(raw) << 20
+
+
+BUDGET_BYTES = budget_bytes()
 
 
 def _frozen(array: np.ndarray) -> np.ndarray:

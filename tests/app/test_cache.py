@@ -228,3 +228,14 @@ def test_views_of_a_cached_array_key_by_their_owner_and_window():
     loose[0] = 99.0  # its owner can still change: never served from the cache
     again = cache.figure(figures.lines, owner[0], {"row": view}, title="t", x_title="x", y_title="y")
     assert again is not shown and float(again.data[0].y[0]) == 99.0
+
+
+def test_the_cache_budget_is_a_setting():
+    """POSVIZ_CACHE_MB sets the budget in megabytes; nonsense is refused with a sentence, not taken as zero."""
+    from posviz.ui.cache import CACHE_MB_DEFAULT, budget_bytes
+
+    assert budget_bytes({}) == CACHE_MB_DEFAULT << 20
+    assert budget_bytes({"POSVIZ_CACHE_MB": " 512 "}) == 512 << 20
+    for bad in ("0", "63", "-5", "1e3", "lots"):
+        with pytest.raises(ValueError, match="POSVIZ_CACHE_MB"):
+            budget_bytes({"POSVIZ_CACHE_MB": bad})

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from posviz import figures
+from posviz.figures import base
 
 
 def _z(fig) -> np.ndarray:
@@ -124,21 +125,26 @@ def test_heatmap_rejects_non_matrices():
         figures.heatmap(np.zeros(5), title="t", x_title="x", y_title="y")
 
 
-@pytest.mark.parametrize("default", ["plotly_white", "plotly_dark"])
-def test_every_figure_gets_the_white_template_and_its_axis_titles(default, monkeypatch):
+@pytest.mark.parametrize("default", ["plotly_white", "plotly_dark", "streamlit"])
+def test_every_figure_gets_its_colours_and_axis_titles_whatever_the_default_template(default, monkeypatch):
     """Whatever plotly's default template is when a figure is made (Streamlit sets its own on import), a styled
-    figure carries ``plotly_white``; one figure or a grid of subplots, every axis gets its title."""
+    figure has posviz's colours, title, height and fonts (the app draws it with Streamlit's theme, which styles the
+    rest); one figure or a grid of subplots, every axis gets its title. Styling keeps what the builder set before
+    (a log axis, a legend)."""
     import plotly.graph_objects as go
     import plotly.io as pio
     from plotly.subplots import make_subplots
 
+    if default == "streamlit":
+        import streamlit  # noqa: F401  (registers the template)
     monkeypatch.setattr(pio.templates, "default", default)
-    white = pio.templates["plotly_white"].layout.to_plotly_json()
-    single = figures.style(go.Figure(go.Scatter(x=[0, 1], y=[1, 0])), "t", "position", "value", 300)
+    built = go.Figure(go.Scatter(x=[1, 10], y=[1, 0])).update_xaxes(type="log").update_layout(showlegend=False)
+    single = figures.style(built, "t", "position", "value", 300)
     grid = figures.style(make_subplots(rows=1, cols=2), "t", "position", "value", 300)
     for fig in (single, grid):
-        assert fig.layout.template.layout.to_plotly_json() == white
-        assert fig.layout.height == 300 and fig.layout.title.text == "t"
+        assert list(fig.layout.colorway) == list(base.COLORWAY)
+        assert fig.layout.height == 300 and fig.layout.title.text == "t" and fig.layout.font.family == figures.FONT
+    assert single.layout.xaxis.type == "log" and single.layout.showlegend is False
     assert (single.layout.xaxis.title.text, single.layout.yaxis.title.text) == ("position", "value")
     assert [a.title.text for a in (grid.layout.xaxis, grid.layout.xaxis2, grid.layout.yaxis, grid.layout.yaxis2)] == [
         "position",
@@ -223,3 +229,20 @@ def test_marks_keep_their_labels_on_their_lines_on_log_axes():
         assert label_h.y == pytest.approx(np.log10(0.049) if log else 0.049)
         assert (label_v.xanchor, label_v.yref, label_v.y) == ("right", "paper", 0.0)
         assert (label_h.xref, label_h.yanchor) == ("x domain", "top")
+
+
+def test_image_cells_index_the_palette_and_masks_are_transparent():
+    """Each cell of a drawn image is its value's level out of 255 colours between zmin and zmax (clipped); NaN and
+    infinite cells (a causal mask) get the transparent index."""
+    from PIL import Image
+
+    m = np.array([[-1.0, 0.0, 1.0, 5.0], [-np.inf, np.nan, np.inf, -0.5]])
+    uri = base._png_data_uri(m, "RdBu_r", -1.0, 1.0)
+    image = Image.open(io.BytesIO(base64.b64decode(uri.split(",", 1)[1])))
+    cells = np.array(image)
+    expected = np.clip(np.rint((np.nan_to_num(m, posinf=9, neginf=9) + 1.0) / 2.0 * (base.LEVELS - 1)), 0, 254)
+    expected[~np.isfinite(m)] = base.LEVELS
+    np.testing.assert_array_equal(cells, expected)
+    assert image.info["transparency"] == base.LEVELS
+    palette = image.getpalette()[: 3 * base.LEVELS]
+    assert palette[:3] != palette[-3:]  # the two ends of the colour scale differ

@@ -367,7 +367,11 @@ def test_sampled_views_equal_the_views_of_the_built_table(n, d, layout):
             np.testing.assert_array_equal(a, b)
     positions, similarity = sin.sinusoidal_similarity(n, d, 1024, layout=layout)
     np.testing.assert_array_equal(positions, posviz.evenly_spaced(n, 1024))
-    np.testing.assert_array_equal(similarity, posviz.cosine_similarity_matrix(table[positions]))
+    built = posviz.cosine_similarity_matrix(table[positions])
+    if d % 2:  # computed from the rows, as the built table's
+        np.testing.assert_array_equal(similarity, built)
+    else:  # the closed form sum_k cos(lag w_k) / (d/2): the same numbers up to rounding
+        np.testing.assert_allclose(similarity, built, rtol=0, atol=1e-13)
     positions, norms = sin.sinusoidal_row_norms(n, d, layout=layout, max_positions=1000)
     np.testing.assert_array_equal(norms, posviz.row_norms(table)[positions])
 
@@ -406,3 +410,16 @@ def test_sampled_beyond_training(n, d, train, limit, chunk, layout):
     np.testing.assert_array_equal(excess, expected)
     if limit >= n:
         np.testing.assert_array_equal(excess, full_excess)
+
+
+@pytest.mark.parametrize("n,d,base", [(8150, 32, 10000.0), (700, 10, 100.0), (40, 6, 1e6)])
+def test_similarity_of_an_even_table_is_the_sum_of_cosines_of_the_lag(n, d, base):
+    """For an even d the similarity of positions p and q is sum_k cos((p - q) w_k) / (d/2), entry by entry with
+    Python's math (a few rows, every column)."""
+    positions, similarity = sin.sinusoidal_similarity(n, d, 1024, base=base)
+    omega = [base ** (-2 * k / d) for k in range(d // 2)]
+    for i in (0, 1, len(positions) // 2, len(positions) - 1):
+        expected = [
+            sum(math.cos((int(positions[i]) - int(q)) * w) for w in omega) / (d // 2) for q in positions.tolist()
+        ]
+        np.testing.assert_allclose(similarity[i], expected, rtol=0, atol=1e-12)
