@@ -8,7 +8,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st  # noqa: E402
 
-from posviz.ui import LANGUAGES, favicon, link, present, t
+from posviz.ui import LANGUAGES, favicon, link, present, reconnect, t
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
@@ -25,6 +25,7 @@ with st.sidebar:
         horizontal=True,
     )
     present.toggle()
+reconnect.notice()
 
 PAGES = [
     ("home", "pages/1_home.py", ":material/home:"),
