@@ -162,6 +162,38 @@ class Server:
                 os.killpg(self.process.pid, signal.SIGKILL)
 
 
+class Proxy(Server):
+    """``deploy/serve.sh N``: N app processes behind nginx on a free port. Its process tree (the script, nginx and
+    every app process) is what the CPU and memory columns measure."""
+
+    def __init__(self, processes: int, env: dict[str, str] | None = None) -> None:
+        super().__init__(env=env)
+        self.processes = processes
+
+    def __enter__(self) -> Proxy:
+        self.run_dir = tempfile.mkdtemp(prefix="posviz-classroom-proxy-")
+        command = ["bash", "deploy/serve.sh", str(self.processes), str(self.port), "--listen", "127.0.0.1"]
+        self.process = subprocess.Popen(
+            [*command, "--run-dir", self.run_dir],
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
+        ready = self.process.stdout.readline()  # "posviz: http://127.0.0.1:PORT" once every process answers
+        if not ready.startswith("posviz: "):
+            self.__exit__()
+            raise RuntimeError(f"deploy/serve.sh did not start: {ready!r}")
+        self.url = ready.split(" ", 1)[1].strip().rstrip("/")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        super().__exit__(*exc)
+        shutil.rmtree(getattr(self, "run_dir", ""), ignore_errors=True)
+
+
 # ------------------------------------------------------------------------------------------------ students
 
 
@@ -182,7 +214,13 @@ class Wave:
     visits: list[Visit] = field(default_factory=list)
     cpu: float | None = None
     rss: int | None = None
+    wall: float | None = None
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def throughput(self) -> float | None:
+        """Page views per second of wall time: how much the server gets done while the whole wave runs."""
+        return len(self.visits) / self.wall if self.wall and self.visits else None
 
     def times(self, page: str | None = None) -> list[float]:
         return [v.run.seconds for v in self.visits if page is None or v.page == page]
@@ -247,7 +285,9 @@ class Meter:
     @contextlib.contextmanager
     def measure(self, wave: Wave):
         before = cpu_seconds(self.pid) if self.pid else None
+        began = time.perf_counter()
         yield wave
+        wave.wall = time.perf_counter() - began
         if self.pid:
             wave.cpu, wave.rss = cpu_seconds(self.pid) - before, rss_bytes(self.pid)
 
@@ -396,21 +436,22 @@ def mib(value: int | None) -> str:
 
 def wave_rows(wave: Wave) -> list[str]:
     if not wave.visits:
-        return [f"| {wave.name} | — | 0 | — | — | — | — | — | — | — | {mib(wave.rss)} |"]
+        return [f"| {wave.name} | — | 0 | — | — | — | — | — | — | — | — | {mib(wave.rss)} |"]
     rows = []
     for page in sorted({v.page for v in wave.visits}):
         times = wave.times(page)
         rows.append(
             f"| {wave.name} | {page} | {len(times)} | {percentile(times, 50):.2f} | {percentile(times, 95):.2f} | "
-            f"{max(times):.2f} | | | | | |"
+            f"{max(times):.2f} | | | | | | |"
         )
     times = wave.times()
     per_tab = statistics.mean(v.bytes for v in wave.visits)
     cpu = "—" if wave.cpu is None else f"{wave.cpu:.1f}"
+    rate = "—" if wave.throughput is None else f"{wave.throughput:.1f}"
     rows.append(
         f"| {wave.name} | **all** | {len(times)} | {percentile(times, 50):.2f} | **{percentile(times, 95):.2f}** | "
-        f"{max(times):.2f} | {wave.failures} | {wave.exceptions} / {wave.errors} | {per_tab / 1024:,.0f} | {cpu} | "
-        f"{mib(wave.rss)} |"
+        f"{max(times):.2f} | {wave.failures} | {wave.exceptions} / {wave.errors} | {per_tab / 1024:,.0f} | {rate} | "
+        f"{cpu} | {mib(wave.rss)} |"
     )
     return rows
 
@@ -449,19 +490,27 @@ def verdicts(waves: list[Wave], budget: int) -> list[tuple[str, str, str]]:
     return out
 
 
+def served(args) -> str:
+    if args.url:
+        return args.url
+    if args.processes:
+        return f"deploy/serve.sh {args.processes} (nginx in front of {args.processes} app processes)"
+    return "streamlit run app.py, as the README starts it"
+
+
 def report(waves: list[Wave], budget: int, args) -> str:
     lines = [
         "# Classroom benchmark",
         "",
-        f"{machine()}; {args.students} students; server: {args.url or 'streamlit run app.py, as the README starts it'}",
+        f"{machine()}; {args.students} students; server: {served(args)}",
         "",
         "| target | measured | verdict |",
         "|---|---|---|",
         *(f"| {name} | {text} | {flag} |" for name, text, flag in verdicts(waves, budget)),
         "",
-        "| wave | page | tabs | p50 s | p95 s | max s | failures | exceptions / errors | KiB per tab | server CPU s "
-        "| RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| wave | page | tabs | p50 s | p95 s | max s | failures | exceptions / errors | KiB per tab | views per s "
+        "| server CPU s | RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for wave in waves:
         lines.extend(wave_rows(wave))
@@ -510,6 +559,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the pages wave")
     parser.add_argument("--url", help="a running server or proxy; default: start one as the README does")
+    parser.add_argument(
+        "--processes", type=int, help="start deploy/serve.sh with this many app processes behind nginx and drive that"
+    )
     parser.add_argument("--only", action="append", choices=WAVES)
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "classroom.md")
     args = parser.parse_args(argv)
@@ -519,6 +571,9 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.ExitStack() as stack:
             if args.url:
                 url, pid = args.url.rstrip("/"), None
+            elif args.processes:
+                proxy = stack.enter_context(Proxy(args.processes, env={"POSVIZ_LAB_DIR": lab_dir}))
+                url, pid = proxy.url, proxy.pid
             else:
                 server = stack.enter_context(Server(env={"POSVIZ_LAB_DIR": lab_dir}))
                 url, pid = server.url, server.pid
