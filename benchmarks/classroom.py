@@ -214,13 +214,16 @@ class Wave:
     visits: list[Visit] = field(default_factory=list)
     cpu: float | None = None
     rss: int | None = None
-    wall: float | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def throughput(self) -> float | None:
-        """Page views per second of wall time: how much the server gets done while the whole wave runs."""
-        return len(self.visits) / self.wall if self.wall and self.visits else None
+        """Page views per second: the views of a wave that starts together over the time until the last one ended,
+        or of views one after another over their total time."""
+        times = self.times()
+        if not times:
+            return None
+        return len(times) / (max(times) if self.kind in ("round", "large") else sum(times))
 
     def times(self, page: str | None = None) -> list[float]:
         return [v.run.seconds for v in self.visits if page is None or v.page == page]
@@ -285,9 +288,7 @@ class Meter:
     @contextlib.contextmanager
     def measure(self, wave: Wave):
         before = cpu_seconds(self.pid) if self.pid else None
-        began = time.perf_counter()
         yield wave
-        wave.wall = time.perf_counter() - began
         if self.pid:
             wave.cpu, wave.rss = cpu_seconds(self.pid) - before, rss_bytes(self.pid)
 
