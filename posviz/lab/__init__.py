@@ -5,6 +5,7 @@
     train.py     TrainConfig, train(config, progress, snapshot_every, should_stop) -> RunResult, save, load,
                  load_run (a whole RunResult from a file saved with history=True)
     evaluate.py  evaluate_lengths(result, lengths) -> LengthAccuracy; position_accuracy(encoding, config)
+    queue.py     TrainingQueue: one run per configuration for many clients, in worker processes, kept on disk
 
 Example::
 
@@ -20,6 +21,7 @@ Importing this package imports torch; ``import posviz`` alone does not.
 from .corpus import IGNORE, bag_of_tokens_ceiling, counting, mlm_batch
 from .evaluate import LengthAccuracy, evaluate_lengths, position_accuracy
 from .model import ENCODINGS, LEARNED_TABLES, TABLE_ENCODINGS, TABLE_KEY, MicroBert
+from .queue import Status, TrainingQueue
 from .train import RunResult, TrainConfig, load, load_run, save, train
 
 __all__ = [
@@ -31,7 +33,9 @@ __all__ = [
     "LengthAccuracy",
     "MicroBert",
     "RunResult",
+    "Status",
     "TrainConfig",
+    "TrainingQueue",
     "bag_of_tokens_ceiling",
     "counting",
     "evaluate_lengths",
