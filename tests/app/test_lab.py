@@ -236,9 +236,10 @@ def test_start_shows_each_runs_place_and_progress_and_stop_ends_them():
     def training_step(at):
         return next(((text, value) for text, value in bars(at).items() if re.fullmatch(pattern, text)), None)
 
-    text, value = poll(at, training_step)
+    text, value = poll(at, training_step)  # later runs of the session, as after a reconnect: still its runs
     step = int(re.fullmatch(pattern, text).group(1))
     assert 0 < step < steps and value == int(step / steps * 100)
+    assert [b.label for b in at.button] == [tr("en", "lab.stop")]
     prefix = tr("en", "lab.overall", done=0, total=3, share="@").split("@")[0]
     (overall_text,) = [t for t in bars(at) if t.startswith(prefix)]
     share = re.search(r"(\d+)% of all steps", overall_text).group(1)
