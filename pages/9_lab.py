@@ -1,4 +1,4 @@
-"""Training lab: a micro BERT trained on the CPU with each positional encoding, and what it learned."""
+"""Training lab: a micro BERT trained with each encoding, through the server's shared training queue."""
 
 import tempfile
 from pathlib import Path
@@ -8,34 +8,117 @@ import streamlit as st
 
 from posviz import analysis, figures, lab
 from posviz.figures import lab as lab_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, show, t
+from posviz.lab.queue import overall
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, show, t, training
 
 LENGTH_FACTORS = (0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4)  # evaluation lengths, in multiples of the training length
 SESSION_PREFIX = "lab · "
-TRAIN_REQUEST = "lab.train"
-ISOLATION_REQUEST = "lab.isolation"
+POLL_SECONDS = 1.0  # how often an open page asks the queue how its runs are going
 
 
 def config_of(encoding: str) -> lab.TrainConfig:
     return lab.TrainConfig(encoding=encoding, steps=steps, seed=seed)
 
 
-def progress_bar(encoding: str, index: int, total: int):
-    """A callback for ``lab.train`` that moves one bar over all the runs, with the current loss in its text."""
-    bar = st.progress(index / total, text=t("lab.training", encoding=encoding, step=0, steps=steps, loss="…"))
-    every = max(1, steps // 50)
-
-    def update(step: int, steps_total: int, loss: float) -> None:
-        if step % every == 0 or step == steps_total:
-            text = t("lab.training", encoding=encoding, step=step, steps=steps_total, loss=f"{loss:.3f}")
-            bar.progress((index + step / steps_total) / total, text=text)
-
-    return update
+def statuses(task: str, encodings) -> dict:
+    """Every encoding's Status in the queue, for this session."""
+    encodings = list(encodings)
+    found = training.queue().statuses([config_of(e) for e in encodings], training.waiter(), task)
+    return dict(zip(encodings, found, strict=True))
 
 
-def train_missing(missing: list[str]) -> None:
-    for index, encoding in enumerate(missing):  # each run is cached as soon as it ends, so a stop keeps them
-        cache.lab_run(config_of(encoding), progress=progress_bar(encoding, index, len(missing)))
+def submit(task: str, configs: list[lab.TrainConfig]) -> None:
+    """Start (or join) the runs of ``configs``, in order; a click callback, so a hundred clicks are one run."""
+    for config in configs:
+        training.queue().submit(config, training.waiter(), task)
+
+
+def cancel(task: str, configs: list[lab.TrainConfig]) -> None:
+    """Stop waiting for the runs of ``configs``; the queue stops those nobody else waits for."""
+    for config in configs:
+        training.queue().cancel(config, training.waiter(), task)
+
+
+def duration(seconds: float) -> str:
+    minutes, rest = divmod(max(1, round(seconds)), 60)
+    return t("lab.minutes", minutes=minutes, seconds=rest) if minutes else t("lab.seconds", seconds=rest)
+
+
+def state_text(encoding: str, status) -> tuple[float, str]:
+    """How far one run is, as a bar's value and its text."""
+    if status.state == "done":
+        return 1.0, t("lab.state.done", encoding=encoding)
+    if status.state == "queued":
+        key = {0: "lab.state.next", 1: "lab.state.queued.one"}.get(status.ahead, "lab.state.queued")
+        return 0.0, t(key, encoding=encoding, ahead=status.ahead)
+    if status.state == "running" and status.step == 0:
+        return 0.0, t("lab.state.starting", encoding=encoding)
+    if status.state == "running" and status.step == status.total:
+        return 1.0, t("lab.state.finishing", encoding=encoding, steps=status.total)
+    if status.state == "running":
+        text = t(
+            "lab.state.running", encoding=encoding, step=status.step, steps=status.total, loss=f"{status.loss:.3f}"
+        )
+        return status.step / status.total, text
+    return 0.0, t("lab.state.absent", encoding=encoding)
+
+
+def queue_panel(task: str, encodings: list[str], polling: bool, button: str) -> None:
+    """The one display of the runs of ``encodings``: all of them together (share of the steps done, time left at
+    the measured speed), then each one (queued with its place, training step x of y with its loss, done, failed).
+    While ``polling`` (run every POLL_SECONDS as a fragment), the whole page reruns once nothing is coming any more,
+    to show what came. ``button`` is the label of the button that starts them."""
+    now = statuses(task, encodings)
+    if polling and not any(s.active for s in now.values()):
+        st.rerun(scope="app")
+    share, left = overall(now.values())
+    parts = [t("lab.overall", done=sum(s.state == "done" for s in now.values()), total=len(now), share=f"{share:.0%}")]
+    if any(s.active for s in now.values()):
+        parts.append(t("lab.left", time=duration(left)) if left is not None else t("lab.left.unknown"))
+    st.progress(share, text=" · ".join(parts))
+    columns = st.columns(2)
+    for index, (encoding, status) in enumerate(now.items()):
+        with columns[index % 2]:
+            if status.state == "failed":
+                key = "lab.state.crashed" if status.exit_code is not None else "lab.state.failed"
+                message = (status.error or "").rstrip(".")
+                st.error(t(key, encoding=encoding, message=message, code=status.exit_code, button=button))
+            else:
+                value, text = state_text(encoding, status)
+                st.progress(value, text=text)
+    if any(s.active and not s.waiting for s in now.values()):
+        st.caption(t("lab.joinable", button=button))
+
+
+def runs_controls(task: str, encodings: list[str], start_key: str, start_label: str) -> None:
+    """Start (or join) and Stop for the runs of ``encodings`` not done yet, and the display of the runs while any
+    is coming or has failed."""
+    now = statuses(task, encodings)
+    pending = [e for e, s in now.items() if s.state != "done"]
+    mine = [e for e in pending if now[e].waiting and now[e].active]
+    with st.container(horizontal=True):
+        if any(not now[e].waiting or now[e].state == "failed" for e in pending):
+            st.button(
+                start_label,
+                type="primary",
+                icon=":material/play_arrow:",
+                key=start_key,
+                help=t("lab.start.help"),
+                on_click=submit,
+                args=(task, [config_of(e) for e in pending]),
+            )
+        if mine:
+            st.button(
+                t("lab.stop"),
+                icon=":material/stop:",
+                key=f"{start_key}-stop",
+                help=t("lab.stop.help"),
+                on_click=cancel,
+                args=(task, [config_of(e) for e in mine]),
+            )
+    if any(s.active or s.state == "failed" for s in now.values()):
+        polling = any(s.active for s in now.values())
+        st.fragment(queue_panel, run_every=POLL_SECONDS if polling else None)(task, encodings, polling, start_label)
 
 
 def training_tab() -> None:
@@ -167,28 +250,18 @@ def lengths_tab() -> None:
 
 
 def isolation_tab() -> None:
-    """The isolation check: predict each token's position from random tokens, per encoding."""
+    """The isolation check: predict each token's position from random tokens, per encoding, trained through the
+    queue like the runs."""
     st.markdown(t("lab.isolation.intro"))
-    key = ("lab-isolation", steps, seed, tuple(chosen))
-    result = cache.STORE.peek(key)
-    if result is None:
-        st.button(
-            t("lab.isolation.run"),
-            key="isolation",
-            icon=":material/play_arrow:",
-            on_click=st.session_state.__setitem__,
-            args=(ISOLATION_REQUEST, True),
-        )
-        if not st.session_state.pop(ISOLATION_REQUEST, False):
-            return
-        with st.spinner(t("lab.isolation.running")):
-            result = cache.STORE.get(
-                key, lambda: tuple(lab.position_accuracy(e, lab.TrainConfig(steps=steps, seed=seed)) for e in chosen)
-            )
+    queue = training.queue()
+    result = {e: queue.result(config_of(e), task="isolation") for e in chosen}
+    if any(value is None for value in result.values()):
+        runs_controls("isolation", list(chosen), "isolation", t("lab.isolation.run"))
+        return
     chance = 1.0 / config_of(chosen[0]).seq_len
     fig = figures.bars(
         list(chosen),
-        list(result),
+        list(result.values()),
         title=t("lab.isolation"),
         x_title=t("lab.axis.encoding"),
         y_title=t("lab.axis.accuracy"),
@@ -198,7 +271,7 @@ def isolation_tab() -> None:
         fig,
         notice=t("lab.isolation.notice"),
         key="isolation_chart",
-        data={"encoding": list(chosen), "position_accuracy": list(result)},
+        data={"encoding": list(chosen), "position_accuracy": list(result.values())},
         name="lab_isolation",
     )
 
@@ -258,23 +331,12 @@ with controls():
         )
 runs = {}
 with errors_shown():
-    runs = {e: r for e in chosen if (r := cache.lab_done(config_of(e))) is not None}
-    missing = [e for e in chosen if e not in runs]
-    if missing:
-        st.info(t("lab.missing", missing=", ".join(missing), steps=steps))
-        st.button(
-            t("lab.start"),
-            type="primary",
-            icon=":material/play_arrow:",
-            key="start",
-            help=t("lab.start.help"),
-            on_click=st.session_state.__setitem__,  # remembered until the run that trains, whatever reruns first
-            args=(TRAIN_REQUEST, True),
-        )
-        if st.session_state.pop(TRAIN_REQUEST, False):
-            st.button(t("lab.stop"), icon=":material/stop:", key="stop", help=t("lab.stop.help"))
-            train_missing(missing)
-            st.rerun()
+    runs = {e: r for e in chosen if (r := training.queue().result(config_of(e))) is not None}
+    absent = [e for e, s in statuses("train", [e for e in chosen if e not in runs]).items() if s.state == "absent"]
+    if absent:
+        st.info(t("lab.missing", missing=", ".join(absent), steps=steps))
+    if len(runs) < len(chosen):
+        runs_controls("train", list(chosen), "start", t("lab.start"))
 if runs:
     DRAW = {
         "training": training_tab,

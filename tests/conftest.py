@@ -1,13 +1,19 @@
 """Suite-wide settings: the repo root on sys.path, hypothesis profiles, and no silent skips in CI."""
 
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
 # as app.py does: OpenMP threads (t-SNE, torch) sleep while they wait instead of spinning on a busy machine
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# the training lab keeps its finished runs in a folder of this test session, never in the user's cache
+os.environ["POSVIZ_LAB_DIR"] = tempfile.mkdtemp(prefix="posviz-lab-tests-")
+atexit.register(shutil.rmtree, os.environ["POSVIZ_LAB_DIR"], True)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:

@@ -2,8 +2,10 @@
 
     corpus.py    noisy wrap-around counting, whose tokens depend on their order and position (numpy)
     model.py     the micro BERT and its six ways of knowing where a token is (ENCODINGS)
-    train.py     TrainConfig, train(config, progress, snapshot_every, should_stop) -> RunResult, save, load
+    train.py     TrainConfig, train(config, progress, snapshot_every, should_stop) -> RunResult, save, load,
+                 load_run (a whole RunResult from a file saved with history=True)
     evaluate.py  evaluate_lengths(result, lengths) -> LengthAccuracy; position_accuracy(encoding, config)
+    queue.py     TrainingQueue: one run per configuration for many clients, in worker processes, kept on disk
 
 Example::
 
@@ -19,7 +21,8 @@ Importing this package imports torch; ``import posviz`` alone does not.
 from .corpus import IGNORE, bag_of_tokens_ceiling, counting, mlm_batch
 from .evaluate import LengthAccuracy, evaluate_lengths, position_accuracy
 from .model import ENCODINGS, LEARNED_TABLES, TABLE_ENCODINGS, TABLE_KEY, MicroBert
-from .train import RunResult, TrainConfig, load, save, train
+from .queue import Status, TrainingQueue
+from .train import RunResult, TrainConfig, load, load_run, save, train
 
 __all__ = [
     "ENCODINGS",
@@ -30,11 +33,14 @@ __all__ = [
     "LengthAccuracy",
     "MicroBert",
     "RunResult",
+    "Status",
     "TrainConfig",
+    "TrainingQueue",
     "bag_of_tokens_ceiling",
     "counting",
     "evaluate_lengths",
     "load",
+    "load_run",
     "mlm_batch",
     "position_accuracy",
     "save",

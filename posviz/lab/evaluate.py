@@ -61,12 +61,12 @@ def position_batch(rng: np.random.Generator, config: TrainConfig, sequences: int
     return tokens, np.broadcast_to(np.arange(config.seq_len), tokens.shape).copy()
 
 
-def position_accuracy(encoding: str, config: TrainConfig | None = None) -> float:
+def position_accuracy(encoding: str, config: TrainConfig | None = None, progress=None, should_stop=None) -> float:
     """The isolation check: held-out accuracy of the micro BERT trained to predict each token's position index
     from random tokens, with ``encoding`` and the budget of ``config`` (default ``TrainConfig()``). Chance is
-    1 / seq_len."""
+    1 / seq_len. ``progress`` and ``should_stop`` are those of ``train``: a stopped check is scored as it is."""
     config = dataclasses.replace(config or TrainConfig(), encoding=encoding)
     model = build_model(config, outputs=config.seq_len)
     rng = np.random.default_rng(config.seed)
-    fit(model, config, lambda: position_batch(rng, config, config.batch))
+    fit(model, config, lambda: position_batch(rng, config, config.batch), progress, should_stop)
     return accuracy(model, *position_batch(np.random.default_rng([config.seed, 1]), config, 256))

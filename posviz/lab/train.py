@@ -14,6 +14,8 @@ import contextlib
 import dataclasses
 import json
 import math
+import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -288,12 +290,33 @@ def train(
     )
 
 
-def save(result: RunResult, path) -> Path:
+#: Prefix of the tensors that hold a run's history (losses, snapshots) in a file saved with ``history=True``.
+HISTORY = "history."
+
+
+def write_atomically(path, write) -> Path:
+    """``write(temporary path)``, then rename the temporary file to ``path``: a reader never sees half a file, and a
+    failed write leaves whatever was at ``path`` before."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return path
+
+
+def save(result: RunResult, path, *, history: bool = False) -> Path:
     """Write the trained model as safetensors: the state dict (the position table, if any, at TABLE_KEY) and
-    metadata ``config`` and ``metrics`` as JSON strings. Opens with ``posviz.load_position_embeddings``."""
+    metadata ``config`` and ``metrics`` as JSON strings. Opens with ``posviz.load_position_embeddings``.
+
+    With ``history=True`` the file also holds everything else of the run, so that :func:`load_run` gives the whole
+    :class:`RunResult` back: the losses, snapshot steps and snapshots as float64 / int64 tensors under ``history.``
+    and the exact accuracy, probe errors, ``stopped`` and ``seconds`` in the metadata ``run``. The file is written
+    to a temporary name and renamed, so a reader never sees half of it."""
     from safetensors.torch import save_file
 
-    path = Path(path)
     tensors = {key: value.detach().contiguous() for key, value in result.model.state_dict().items()}
     metadata = {
         "format": "pt",
@@ -301,12 +324,22 @@ def save(result: RunResult, path) -> Path:
         "config": json.dumps(dataclasses.asdict(result.config)),
         "metrics": json.dumps(result.metrics()),
     }
-    save_file(tensors, str(path), metadata=metadata)
-    return path
+    if history:
+        for name, dtype in (("losses", np.float64), ("snapshot_steps", np.int64), ("snapshots", np.float64)):
+            tensors[HISTORY + name] = torch.from_numpy(np.array(getattr(result, name), dtype=dtype))  # a copy
+        metadata["run"] = json.dumps(
+            {
+                "mlm_accuracy": result.mlm_accuracy,
+                "probe_before": result.probe_before,
+                "probe_after": result.probe_after,
+                "stopped": result.stopped,
+                "seconds": result.seconds,
+            }
+        )  # json writes every float so that it reads back exactly (NaN as NaN)
+    return write_atomically(path, lambda temporary: save_file(tensors, str(temporary), metadata=metadata))
 
 
-def load(path) -> tuple[TrainConfig, MicroBert]:
-    """The configuration and the trained model of a file written by :func:`save`."""
+def _read(path) -> tuple[dict, dict, TrainConfig]:
     from safetensors import safe_open
     from safetensors.torch import load_file
 
@@ -314,8 +347,44 @@ def load(path) -> tuple[TrainConfig, MicroBert]:
         metadata = handle.metadata() or {}
     if "config" not in metadata:
         raise ValueError(f"{path} was not written by the posviz training lab: it has no 'config' metadata")
-    config = TrainConfig(**json.loads(metadata["config"]))
+    return load_file(str(path)), metadata, TrainConfig(**json.loads(metadata["config"]))
+
+
+def _model(config: TrainConfig, tensors: dict) -> MicroBert:
     model = build_model(config)
-    model.load_state_dict(load_file(str(path)))
+    model.load_state_dict({key: value for key, value in tensors.items() if not key.startswith(HISTORY)})
     model.eval()
-    return config, model
+    return model
+
+
+def load(path) -> tuple[TrainConfig, MicroBert]:
+    """The configuration and the trained model of a file written by :func:`save`."""
+    tensors, _, config = _read(path)
+    return config, _model(config, tensors)
+
+
+def load_run(path) -> RunResult:
+    """The whole run of a file written by ``save(result, path, history=True)``: the same losses, snapshots,
+    accuracy, probe errors and model as the run that was saved. The arrays are read-only."""
+    tensors, metadata, config = _read(path)
+    if "run" not in metadata or HISTORY + "losses" not in tensors:
+        raise ValueError(f"{path} holds a trained model but not its history: it was saved without history=True")
+    numbers = json.loads(metadata["run"])
+
+    def array(name: str) -> np.ndarray:
+        values = tensors[HISTORY + name].numpy().copy()  # numpy's own memory, not a view of torch's
+        values.flags.writeable = False
+        return values
+
+    return RunResult(
+        config=config,
+        losses=array("losses"),
+        mlm_accuracy=float(numbers["mlm_accuracy"]),
+        snapshot_steps=array("snapshot_steps"),
+        snapshots=array("snapshots"),
+        probe_before=float(numbers["probe_before"]),
+        probe_after=float(numbers["probe_after"]),
+        stopped=bool(numbers["stopped"]),
+        seconds=float(numbers["seconds"]),
+        model=_model(config, tensors),
+    )

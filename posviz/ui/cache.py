@@ -190,19 +190,6 @@ def candidates(source, digest: str, *, name: str | None = None) -> list:
     return STORE.get(("candidates", digest), lambda: ckpt.list_position_candidates(source, name=name))
 
 
-def lab_run(config, progress=None):
-    """``posviz.lab.train(config, progress)``, cached by the configuration (a frozen dataclass), so a trained
-    encoding is never trained twice and every session sees it. ``progress`` is not part of the key."""
-    from posviz import lab
-
-    return STORE.get(("lab", config), lambda: lab.train(config, progress=progress))
-
-
-def lab_done(config):
-    """The cached run of ``config``, or None when it has not been trained yet."""
-    return STORE.peek(("lab", config))
-
-
 def call(func, *args, **kwargs):
     """A cached call of a core function (or method, called on its object) by hashable arguments: scalars, tuples
     and frozen values such as ``learned.RandomTable``, compared by value."""

@@ -1,15 +1,24 @@
 """The training lab page through AppTest, with a small budget: every chart holds the numbers of the same runs made
 independently with posviz.lab (training is deterministic per configuration), the controls round-trip through the
-URL, both languages, and the trained files open in the checkpoint inspector's loader."""
+URL, both languages, and the trained files open in the checkpoint inspector's loader. Runs go through the app's
+training queue, one worker here: the page shows each run's place and progress truthfully, a second session joins a
+run instead of training it again, Stop in one session leaves another's run going, a session that leaves does not
+stop its run, and a worker that dies is a sentence on the page."""
 
 from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import time
 
 import numpy as np
 import pytest
 
 import posviz
 from posviz import analysis, lab
-from posviz.ui import SESSION_TABLES
+from posviz.ui import SESSION_TABLES, training
 
 from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, visit_tabs
 
@@ -17,10 +26,61 @@ TABS = ["training", "tables", "lengths", "isolation", "files"]
 STEPS = 20
 ENCODINGS = ["sinusoidal", "learned", "nope"]
 QUERY = {"steps": str(STEPS), "enc": ENCODINGS}
+TIMEOUT = 180
 
 
-def config(encoding: str) -> lab.TrainConfig:
-    return lab.TrainConfig(encoding=encoding, steps=STEPS)
+def config(encoding: str, steps: int = STEPS, seed: int = 0) -> lab.TrainConfig:
+    return lab.TrainConfig(encoding=encoding, steps=steps, seed=seed)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_worker():
+    """The app's queue with one worker (the default on a 2-core machine), in the test session's folder."""
+    before = os.environ.get("POSVIZ_LAB_WORKERS")
+    os.environ["POSVIZ_LAB_WORKERS"] = "1"
+    training.queue.clear()
+    yield
+    training.queue.clear()  # closes the queue and its worker
+    if before is None:
+        del os.environ["POSVIZ_LAB_WORKERS"]
+    else:
+        os.environ["POSVIZ_LAB_WORKERS"] = before
+
+
+def wait_for(condition, timeout: float = TIMEOUT, every: float = 0.05):
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"still not true after {timeout} s")
+
+
+def poll(at, done, timeout: float = TIMEOUT):
+    """Rerun the session ``at``, as its open page does every second, until ``done(at)``."""
+
+    def check():
+        at.run()
+        return done(at)
+
+    return wait_for(check, timeout, every=0.3)
+
+
+def runs_log() -> list[dict]:
+    path = training.queue().directory / "runs.log"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def events(train_config: lab.TrainConfig, task: str = "train") -> list[str]:
+    """What the workers did with the run of ``train_config``: "start", then "done", "stopped" or "failed"."""
+    name = training.queue().path(train_config, task).name
+    return [e["event"] for e in runs_log() if e["file"] == name]
+
+
+def bars(at) -> dict[str, int]:
+    """Text -> value (0 to 100) of every progress bar on the page."""
+    return {p.text: p.value for p in at.get("progress")}
 
 
 @pytest.fixture(scope="module")
@@ -31,9 +91,10 @@ def runs():
 
 @pytest.fixture(scope="module")
 def trained():
-    """The page after a click on Start, with every tab visited."""
+    """The page after a click on Start and the runs it asked for, with every tab visited."""
     at = open_page("lab", query=QUERY)
     at.button(key="start").click().run()
+    poll(at, lambda at: figures(at) and not at.get("progress"))  # every run done
     return at, visit_tabs(at, "lab", TABS)
 
 
@@ -100,8 +161,8 @@ def test_isolation_check_runs_on_request(trained):
     at.run()
     assert not figures(at)
     at.button(key="isolation").click().run()
+    (fig,) = poll(at, figures)
     assert_clean(at)
-    (fig,) = figures(at)
     budget = lab.TrainConfig(steps=STEPS)
     expected = [lab.position_accuracy(e, budget) for e in ENCODINGS]
     np.testing.assert_allclose(as_array(fig["data"][0]["y"]), expected, rtol=1e-12)
@@ -143,3 +204,121 @@ def test_nonsense_in_the_url_falls_back(query):
     assert at.number_input(key="steps").value == lab.TrainConfig().steps
     assert at.number_input(key="seed").value == 0
     assert at.multiselect(key="enc").value == list(lab.ENCODINGS)
+
+
+# ------------------------------------------------------------------------------------------ the shared queue
+
+
+def test_start_shows_each_runs_place_and_progress_and_stop_ends_them():
+    """Three encodings on one worker: the first starts, the others wait with 1 and 2 runs ahead; a bar's text and
+    its length agree (step x of y fills x / y of it); Stop takes them all off the queue, since nobody else waits."""
+    steps, encodings = 2000, ["sinusoidal", "rope", "nope"]
+    at = open_page("lab", query={"steps": str(steps), "seed": "11", "enc": encodings})
+    at.button(key="start").click().run()
+    assert_clean(at)
+    shown = bars(at)
+    assert shown[tr("en", "lab.state.queued.one", encoding="rope")] == 0
+    assert shown[tr("en", "lab.state.queued", encoding="nope", ahead=2)] == 0
+    pattern = re.escape(tr("en", "lab.state.running", encoding="sinusoidal", step="@", steps=steps, loss="#"))
+    pattern = pattern.replace("@", r"(\d+)").replace("\\#", r"(\d+\.\d{3})").replace("#", r"(\d+\.\d{3})")
+    overall = tr("en", "lab.overall", done=0, total=3, share="0%") + " · "
+    (whole,) = [text for text in shown if text.startswith(overall)]
+    assert len(shown) == 4 and shown.pop(whole) == 0
+    (first,) = set(shown) - {
+        tr("en", "lab.state.queued.one", encoding="rope"),
+        tr("en", "lab.state.queued", encoding="nope", ahead=2),
+    }
+    starting = {tr("en", key, encoding="sinusoidal") for key in ("lab.state.next", "lab.state.starting")}
+    assert first in starting or re.fullmatch(pattern, first), first
+    assert "Not trained yet" not in " ".join(i.value for i in at.info)  # they are queued, not missing
+    assert [b.label for b in at.button] == [tr("en", "lab.stop")]
+
+    def training_step(at):
+        return next(((text, value) for text, value in bars(at).items() if re.fullmatch(pattern, text)), None)
+
+    text, value = poll(at, training_step)  # later runs of the session, as after a reconnect: still its runs
+    step = int(re.fullmatch(pattern, text).group(1))
+    assert 0 < step < steps and value == int(step / steps * 100)
+    assert [b.label for b in at.button] == [tr("en", "lab.stop")]
+    prefix = tr("en", "lab.overall", done=0, total=3, share="@").split("@")[0]
+    (overall_text,) = [t for t in bars(at) if t.startswith(prefix)]
+    share = re.search(r"(\d+)% of all steps", overall_text).group(1)
+    assert int(share) == round(step / (3 * steps) * 100)  # one run's steps out of all three runs'
+    assert re.search(r"about (\d+ min )?\d+ s left$", overall_text)
+
+    at.button(key="start-stop").click().run()
+    assert_clean(at)
+    assert not bars(at) and [b.label for b in at.button] == [tr("en", "lab.start")]
+    assert tr("en", "lab.missing", missing=", ".join(encodings), steps=steps) in [i.value for i in at.info]
+    wait_for(lambda: events(config("sinusoidal", steps, 11)) == ["start", "stopped"])
+    assert events(config("rope", steps, 11)) == events(config("nope", steps, 11)) == []  # dropped from the queue
+
+
+def test_a_second_session_joins_the_run_and_stop_in_one_leaves_the_other_going():
+    steps, query = 1500, {"steps": "1500", "seed": "12", "enc": ["rope"]}
+    rope = config("rope", steps, 12)
+    one = open_page("lab", query=query)
+    one.button(key="start").click().run()
+    two = open_page("lab", query=query)  # another student, same settings
+    assert_clean(two)
+    assert not two.info  # nothing is missing: it is being trained
+    assert tr("en", "lab.joinable", button=tr("en", "lab.start")) in [c.value for c in two.caption]
+    two.button(key="start").click().run()
+    assert training.queue().status(rope).waiters == 2
+    assert [b.label for b in two.button] == [tr("en", "lab.stop")]
+
+    one.button(key="start-stop").click().run()
+    assert_clean(one)
+    status = training.queue().status(rope)
+    assert status.active and status.waiters == 1  # still training, for the second session
+    assert [b.label for b in one.button] == [tr("en", "lab.start")]  # the first may join again
+    poll(two, figures)
+    (loss, _) = figures(two)
+    np.testing.assert_array_equal(as_array(loss["data"][0]["y"]), training.queue().result(rope).losses)
+    assert events(rope) == ["start", "done"]  # trained once, never stopped
+    one.run()
+    assert figures(one)  # the finished run is everyone's
+
+
+def test_a_session_that_leaves_mid_run_leaves_the_run_going_and_kept():
+    query, nope = {"steps": "200", "seed": "13", "enc": ["nope"]}, config("nope", 200, 13)
+    at = open_page("lab", query=query)
+    at.button(key="start").click().run()
+    del at  # the browser tab is closed: nobody polls any more
+    wait_for(lambda: training.queue().status(nope).state == "done")
+    assert training.queue().path(nope).is_file()
+    again = open_page("lab", query=query)  # the same student comes back
+    assert_clean(again)
+    assert figures(again) and not again.get("progress")
+    assert events(nope) == ["start", "done"]
+
+
+def test_a_worker_that_dies_is_a_sentence_on_the_page_and_the_queue_goes_on():
+    query = {"steps": "300", "seed": "14", "enc": ["rope", "nope"]}
+    at = open_page("lab", query=query)
+    at.button(key="start").click().run()
+    name = training.queue().path(config("rope", 300, 14)).name
+    (started,) = wait_for(lambda: [e for e in runs_log() if e["file"] == name and e["event"] == "start"])
+    os.kill(started["pid"], signal.SIGKILL)
+    poll(at, lambda at: figures(at) and at.error)
+    assert [e.value for e in at.error] == [
+        tr("en", "lab.state.crashed", encoding="rope", code=-signal.SIGKILL, button=tr("en", "lab.start"))
+    ]
+    assert not at.exception
+    (loss, _) = figures(at)
+    assert [trace["name"] for trace in loss["data"]] == ["nope"]  # the next run was trained
+    assert events(config("nope", 300, 14)) == ["start", "done"]
+    assert [b.label for b in at.button] == [tr("en", "lab.start")]  # to try rope again
+
+
+def test_a_bad_worker_setting_is_a_sentence_on_the_page(monkeypatch):
+    monkeypatch.setenv("POSVIZ_LAB_WORKERS", "many")
+    training.queue.clear()
+    try:
+        at = open_page("lab", query=QUERY)
+    finally:
+        monkeypatch.setenv("POSVIZ_LAB_WORKERS", "1")
+        training.queue.clear()
+    assert not at.exception
+    message = "POSVIZ_LAB_WORKERS must be a whole number of at least 1; got 'many'"
+    assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=message)]

@@ -3,6 +3,7 @@ encodings that beat a model without positions, a saved file the checkpoint loade
 fails past its end the way torch does."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -161,3 +162,62 @@ def test_accuracy_holds_at_every_length_up_to_the_training_length(runs):
         single = lab.train(lab.TrainConfig(encoding=encoding, steps=BUDGET.steps, min_len=32))
         accuracy = lab.evaluate_lengths(single, [16, 32]).accuracy
         assert accuracy[0] < accuracy[1] - 0.15, (encoding, accuracy.round(3))
+
+
+# ------------------------------------------------------------------------------------------------ whole runs on disk
+
+
+def test_a_run_saved_with_its_history_loads_back_whole(tmp_path):
+    run = lab.train(lab.TrainConfig(encoding="sin-init", steps=15, seed=3))
+    path = lab.save(run, tmp_path / "run.safetensors", history=True)
+    back = lab.load_run(path)
+    assert back.config == run.config and back.stopped is False and back.seconds == run.seconds
+    for name in ("losses", "snapshot_steps", "snapshots"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(run, name))
+        assert getattr(back, name).dtype == getattr(run, name).dtype and not getattr(back, name).flags.writeable
+    assert (back.mlm_accuracy, back.probe_before, back.probe_after) == (
+        run.mlm_accuracy,
+        run.probe_before,
+        run.probe_after,
+    )
+    ids = torch.from_numpy(held_out(run.config, sequences=4)[0])
+    with torch.no_grad():
+        torch.testing.assert_close(back.model(ids), run.model(ids), rtol=0, atol=0)
+    config, model = lab.load(path)  # the model alone, as before
+    assert config == run.config and set(model.state_dict()) == set(run.model.state_dict())
+    table = posviz.load_position_embeddings(path)  # the inspector still finds the table, not the history
+    assert table.key == lab.TABLE_KEY
+    np.testing.assert_array_equal(table.table, run.model.position_table())
+
+
+def test_a_run_without_a_table_keeps_nan_probes_and_empty_snapshots(tmp_path):
+    run = lab.train(lab.TrainConfig(encoding="rope", steps=5))
+    back = lab.load_run(lab.save(run, tmp_path / "rope.safetensors", history=True))
+    assert math.isnan(back.probe_before) and math.isnan(back.probe_after)
+    assert back.snapshots.shape == (0, 32, 64) and back.snapshot_steps.size == 0
+
+
+def test_a_model_file_without_history_is_not_a_run(tmp_path):
+    run = lab.train(lab.TrainConfig(encoding="nope", steps=3))
+    path = lab.save(run, tmp_path / "model.safetensors")
+    with pytest.raises(ValueError, match="holds a trained model but not its history: it was saved without history"):
+        lab.load_run(path)
+
+
+def test_saving_is_atomic(tmp_path, monkeypatch):
+    """A save that fails half way leaves the file that was there before, and no temporary file."""
+    import safetensors.torch
+
+    run = lab.train(lab.TrainConfig(encoding="nope", steps=3))
+    path = lab.save(run, tmp_path / "run.safetensors", history=True)
+    before = path.read_bytes()
+
+    def half_written(tensors, filename, metadata=None):
+        Path(filename).write_bytes(b"half a file")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(safetensors.torch, "save_file", half_written)
+    with pytest.raises(OSError, match="No space left"):
+        lab.save(run, path, history=True)
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.safetensors"]
