@@ -343,8 +343,14 @@ async def large_waves(url: str, meter: Meter, students: int, rounds: int = 2) ->
 LAB_PAGE = "lab"
 
 
+def trained(run: Run) -> bool:
+    """Whether the lab page shows every chosen encoding trained: its results are drawn and neither Start (for what
+    is missing) nor Stop (for what is coming) is on the page any more."""
+    return run.ok and run.charts > 0 and not {"start", "start-stop"} & run.widgets
+
+
 async def press_start(url: str, query: str, start: asyncio.Event | None, timeout: float) -> Visit:
-    """A student on the lab page who presses Start and waits, looking every second, until the results are drawn."""
+    """A student on the lab page who presses Start and waits, looking every second, until every run is done."""
     tab = Tab(url)
     began = time.perf_counter()
     total = 0
@@ -355,14 +361,14 @@ async def press_start(url: str, query: str, start: asyncio.Event | None, timeout
         if start is not None:
             await start.wait()
             began = time.perf_counter()
-        if "start" in tab.widgets:
+        if "start" in run.widgets:
             run = await tab.click("start")
             total += run.bytes
-        while run.ok and run.charts == 0 and time.perf_counter() - began < timeout:
+        while run.ok and not trained(run) and time.perf_counter() - began < timeout:
             await asyncio.sleep(1.0)
             run = await tab.rerun()
             total += run.bytes
-        if run.ok and run.charts == 0:
+        if run.ok and not trained(run):
             run.failure = f"no results within {timeout:g} s"
     except Exception as exc:
         run = Run(failure=f"{type(exc).__name__}: {exc}")

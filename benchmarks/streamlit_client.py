@@ -50,6 +50,7 @@ class Run:
     exceptions: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     markdown: list[str] = field(default_factory=list)
+    widgets: set[str] = field(default_factory=set)  # the keys (or button labels) of the widgets this run drew
     finished: bool = False
     failure: str | None = None
 
@@ -177,6 +178,7 @@ class Tab:
             ident = getattr(widget, "id", "")
             if ident:
                 self.widgets[_user_key(ident)] = ident
+                run.widgets.add(_user_key(ident))
                 if kind == "button":  # a button without a key is found by its label
                     self.widgets.setdefault(widget.label, ident)
 
