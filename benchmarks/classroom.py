@@ -66,8 +66,10 @@ TARGETS = {
 WAVES = ("pages", "large", "lab", "memory")
 #: How long Streamlit keeps a closed tab's session (server.disconnectedSessionTTL), plus a margin.
 SESSION_TTL = 120
-#: Memory a server needs besides its caches: Python, numpy, torch, plotly, Streamlit (measured: about 0.45 GB).
-BASE_MEMORY = 700 << 20
+#: Memory a server needs besides what it keeps: Python, numpy, plotly, Streamlit (measured: about 0.43 GB).
+BASE_MEMORY = 512 << 20
+#: Memory of one of the lab's worker processes (a Python with torch; measured: about 0.47 GB).
+WORKER_MEMORY = 512 << 20
 
 
 # ------------------------------------------------------------------------------------------------ the server
@@ -528,12 +530,13 @@ def report(waves: list[Wave], budget: int, args) -> str:
 
 
 def memory_budget() -> int:
-    """The documented budget of a server's memory: its libraries, the cache budget (POSVIZ_CACHE_MB) and the kept
-    figures."""
+    """The documented budget of a server's memory: Python and its libraries, the cache budget (``POSVIZ_CACHE_MB``),
+    the figures kept for reruns (at most 2 MB each), the lab's loaded results and its worker processes."""
     sys.path.insert(0, str(ROOT))
+    from posviz.lab.queue import KEEP_BYTES, default_workers
     from posviz.ui.cache import FIGURES, budget_bytes
 
-    return BASE_MEMORY + budget_bytes() + FIGURES * (2 << 20)
+    return BASE_MEMORY + budget_bytes() + FIGURES * (2 << 20) + KEEP_BYTES + default_workers() * WORKER_MEMORY
 
 
 async def run_waves(url: str, pid: int | None, args) -> list[Wave]:

@@ -129,7 +129,8 @@ def exponent_tab() -> None:
     found = evidence("exponent", d_model=d)
     a = found.arrays
     show(
-        figures.lines(
+        cache.figure(
+            figures.lines,
             a["pair"],
             {
                 t("claims.exponent.correct"): a["wavelength_correct"],

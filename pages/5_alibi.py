@@ -37,8 +37,9 @@ def agreeing_heads(agree) -> str:
 def bias_tab():
     """Every head's slope, and the bias matrix of the chosen head."""
     show(
-        alibi_figures.slopes_by_origin(
-            [str(h) for h in range(n_heads)],
+        cache.figure(
+            alibi_figures.slopes_by_origin,
+            tuple(str(h) for h in range(n_heads)),
             slopes,
             origin,
             origin_names,

@@ -51,7 +51,8 @@ def shaw_tab() -> None:
     lengths = tuple(range(1, max(4 * clip, 2 * length) + 1))
     distinct = cache.call(relative.shaw_distinct_count, lengths, clip)
     show(
-        line_figures.lines_with_marker(
+        cache.figure(
+            line_figures.lines_with_marker,
             lengths,
             {t("relative.shaw.distinct.y"): distinct},
             marker=clip + 1,

@@ -119,8 +119,9 @@ with errors_shown():
     )
 
     show(
-        xlnet_figures.rank_bars(
-            [f"{i} {w}" for i, w in enumerate(words)],
+        cache.figure(
+            xlnet_figures.rank_bars,
+            tuple(f"{i} {w}" for i, w in enumerate(words)),
             rank,
             targets=targets,
             title=t("xlnet.rank"),

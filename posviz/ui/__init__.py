@@ -114,6 +114,8 @@ def _preview(matrix) -> np.ndarray | None:
     """
     if not isinstance(matrix, np.ndarray) or matrix.size <= figures.EXACT_MAX_CELLS or matrix.flags.writeable:
         return None
+    if max(matrix.shape) <= figures.MAX_SIDE:  # drawn cell for cell: a preview would only copy the matrix
+        return None
     with _PREVIEWS_LOCK:
         hit = _PREVIEWS.get(id(matrix))
         if hit is not None and hit[0]() is matrix:

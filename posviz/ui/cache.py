@@ -63,6 +63,10 @@ def _freeze_result(result):
             value = getattr(result, name)
             if isinstance(value, np.ndarray):
                 value.flags.writeable = False
+            elif isinstance(value, dict):  # e.g. a claim's arrays: frozen where they are, so figures can key on them
+                for key, item in value.items():
+                    if isinstance(item, np.ndarray):
+                        value[key] = _frozen(item)
     return result
 
 
