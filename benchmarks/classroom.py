@@ -223,9 +223,9 @@ class Wave:
         """Page views per second: the views of a wave that starts together over the time until the last one ended,
         or of views one after another over their total time."""
         times = self.times()
-        if not times:
+        if not times or self.kind not in ("", "round", "large"):
             return None
-        return len(times) / (max(times) if self.kind in ("round", "large") else sum(times))
+        return len(times) / (max(times) if self.kind else sum(times))
 
     def times(self, page: str | None = None) -> list[float]:
         return [v.run.seconds for v in self.visits if page is None or v.page == page]
