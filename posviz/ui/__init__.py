@@ -38,6 +38,7 @@ __all__ = [
     "widgets",
 ]
 
+
 @functools.cache
 def favicon() -> str:
     """The app's 32 x 32 icon as a data URL, read once. Given a file path, ``st.set_page_config`` opens, checks and
