@@ -116,3 +116,14 @@ def streamlit_server() -> Iterator[str]:
         log.close()
         with contextlib.suppress(OSError):
             os.unlink(log.name)
+
+
+@contextlib.contextmanager
+def fresh_chromium(driver, executable_path: str) -> Iterator:
+    """A new headless Chromium with an empty cache (a browser's first visit), launched from the session's Playwright
+    (``driver``): a second Playwright started in the same session would be refused."""
+    browser = driver.chromium.launch(executable_path=executable_path, headless=True, args=CHROMIUM_ARGS)
+    try:
+        yield browser
+    finally:
+        browser.close()

@@ -36,17 +36,25 @@ def chromium_path() -> str:
 
 
 @pytest.fixture(scope="session")
-def browser(chromium_path) -> Iterator:
+def driver() -> Iterator:
+    """Playwright, started once for the session: its sync API runs an event loop that a second start inside the same
+    session would refuse, so every test that needs a browser of its own launches it from here."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path, driver) -> Iterator:
     """One headless Chromium for the session, as a persistent context on a fresh temporary profile.
 
     A persistent profile keeps the HTTP cache and V8's code cache between tabs, so the 4.7 MB plotly bundle is
     compiled once instead of on every page load (an in-memory context re-parses it each time, ~5 s a page on a
     busy machine). Each test still gets a tab of its own, hence a Streamlit session of its own.
     """
-    from playwright.sync_api import sync_playwright
-
-    with tempfile.TemporaryDirectory(prefix="posviz-e2e-chromium-") as profile, sync_playwright() as playwright:
-        context = playwright.chromium.launch_persistent_context(
+    with tempfile.TemporaryDirectory(prefix="posviz-e2e-chromium-") as profile:
+        context = driver.chromium.launch_persistent_context(
             profile,
             executable_path=chromium_path,
             headless=True,

@@ -114,40 +114,35 @@ def test_the_dead_process_comes_back_and_moved_browsers_stay_where_they_went(bot
     assert {served.index_of(Browser(served.url).get("/").upstream) for _ in range(4)} == {0, 1}
 
 
-def test_a_real_browser_on_a_killed_process_is_told_once_it_clicks(both_up, chromium_path):
-    from playwright.sync_api import sync_playwright
+def test_a_real_browser_on_a_killed_process_is_told_once_it_clicks(both_up, driver, chromium_path):
 
-    from ._server import CHROMIUM_ARGS
+    from ._server import fresh_chromium
 
     served = both_up
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 720}, locale="en-US")
-            page = context.new_page()
-            page.set_default_timeout(60_000)
-            page.goto(f"{served.url}/sinusoidal?n=64&d=32")
-            page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
+    with fresh_chromium(driver, chromium_path) as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 720}, locale="en-US")
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{served.url}/sinusoidal?n=64&d=32")
+        page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
 
-            def process() -> int:
-                return int({c["name"]: c["value"] for c in context.cookies()}["posviz_server"][1:]) - 1
+        def process() -> int:
+            return int({c["name"]: c["value"] for c in context.cookies()}["posviz_server"][1:]) - 1
 
-            was = process()
-            _kill(served, was)
-            # the frontend notices, reconnects through the proxy and lands on the other process
-            assert wait_until(lambda: process() == 1 - was, 60)
-            page.wait_for_function(
-                "() => document.querySelector('[data-testid=stApp]').dataset.testConnectionState === 'CONNECTED'"
-                " && document.querySelector('[data-testid=stApp]').dataset.testScriptState === 'notRunning'"
-            )
-            assert page.locator("[data-testid='stToast']").count() == 0
+        was = process()
+        _kill(served, was)
+        # the frontend notices, reconnects through the proxy and lands on the other process
+        assert wait_until(lambda: process() == 1 - was, 60)
+        page.wait_for_function(
+            "() => document.querySelector('[data-testid=stApp]').dataset.testConnectionState === 'CONNECTED'"
+            " && document.querySelector('[data-testid=stApp]').dataset.testScriptState === 'notRunning'"
+        )
+        assert page.locator("[data-testid='stToast']").count() == 0
 
-            page.get_by_text("Presentation mode").first.click()  # the next click runs the page in the new session
-            toast = page.locator("[data-testid='stToast']")
-            toast.first.wait_for()
-            assert catalog_text("en", "server.moved") in toast.first.inner_text()
-            page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
-            assert page.locator("[data-testid='stException']").count() == 0
-            assert "n=64" in page.url and "d=32" in page.url and "present=true" in page.url
-        finally:
-            browser.close()
+        page.get_by_text("Presentation mode").first.click()  # the next click runs the page in the new session
+        toast = page.locator("[data-testid='stToast']")
+        toast.first.wait_for()
+        assert catalog_text("en", "server.moved") in toast.first.inner_text()
+        page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg")
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert "n=64" in page.url and "d=32" in page.url and "present=true" in page.url

@@ -136,49 +136,44 @@ def test_a_static_file_missing_from_the_copy_is_fetched_from_the_app_and_gzipped
     assert gzip.decompress(response.body) == (STATIC / "js" / name).read_bytes()
 
 
-def _first_visit(chromium_path: str, url: str) -> dict[str, tuple[int, str | None]]:
+def _first_visit(driver, chromium_path: str, url: str) -> dict[str, tuple[int, str | None]]:
     """Every HTTP response a fresh headless Chromium receives while it opens the home page at ``url`` and draws
     its chart: URL path -> (bytes on the wire, headers included; Content-Encoding)."""
-    from playwright.sync_api import sync_playwright
 
-    from ._server import CHROMIUM_ARGS, VIEWPORT
+    from ._server import VIEWPORT, fresh_chromium
 
     received: dict[str, tuple[int, str | None]] = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(viewport=VIEWPORT, locale="en-US")
-            page = context.new_page()
-            cdp = context.new_cdp_session(page)
-            cdp.send("Network.enable")
-            urls: dict[str, tuple[str, str | None]] = {}
+    with fresh_chromium(driver, chromium_path) as browser:
+        context = browser.new_context(viewport=VIEWPORT, locale="en-US")
+        page = context.new_page()
+        cdp = context.new_cdp_session(page)
+        cdp.send("Network.enable")
+        urls: dict[str, tuple[str, str | None]] = {}
 
-            def response(event):
-                headers = {k.lower(): v for k, v in event["response"]["headers"].items()}
-                urls[event["requestId"]] = (event["response"]["url"], headers.get("content-encoding"))
+        def response(event):
+            headers = {k.lower(): v for k, v in event["response"]["headers"].items()}
+            urls[event["requestId"]] = (event["response"]["url"], headers.get("content-encoding"))
 
-            def finished(event):
-                target, encoding = urls.get(event["requestId"], ("", None))
-                if target.startswith(url):
-                    received[target[len(url) :].split("?")[0]] = (int(event["encodedDataLength"]), encoding)
+        def finished(event):
+            target, encoding = urls.get(event["requestId"], ("", None))
+            if target.startswith(url):
+                received[target[len(url) :].split("?")[0]] = (int(event["encodedDataLength"]), encoding)
 
-            cdp.on("Network.responseReceived", response)
-            cdp.on("Network.loadingFinished", finished)
-            page.goto(url + "/", timeout=120_000)
-            page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg", timeout=120_000)
-            quiet, seen = time.monotonic(), len(received)
-            while time.monotonic() - quiet < 3:  # until nothing more arrives for 3 s (lazy chunks, fonts)
-                page.wait_for_timeout(250)
-                if len(received) != seen:
-                    quiet, seen = time.monotonic(), len(received)
-        finally:
-            browser.close()
+        cdp.on("Network.responseReceived", response)
+        cdp.on("Network.loadingFinished", finished)
+        page.goto(url + "/", timeout=120_000)
+        page.wait_for_selector("[data-testid='stPlotlyChart'] .main-svg", timeout=120_000)
+        quiet, seen = time.monotonic(), len(received)
+        while time.monotonic() - quiet < 3:  # until nothing more arrives for 3 s (lazy chunks, fonts)
+            page.wait_for_timeout(250)
+            if len(received) != seen:
+                quiet, seen = time.monotonic(), len(received)
     return received
 
 
-def test_a_first_visit_through_the_proxy_moves_far_fewer_bytes_than_directly(served, chromium_path):
-    direct = _first_visit(chromium_path, served.app_url(0))
-    proxied = _first_visit(chromium_path, served.url)
+def test_a_first_visit_through_the_proxy_moves_far_fewer_bytes_than_directly(served, driver, chromium_path):
+    direct = _first_visit(driver, chromium_path, served.app_url(0))
+    proxied = _first_visit(driver, chromium_path, served.url)
     static_direct = {p: n for p, (n, _) in direct.items() if p.startswith("/static/")}
     static_proxied = {p: n for p, (n, _) in proxied.items() if p.startswith("/static/")}
     assert set(static_direct) == set(static_proxied)  # the same files, so the same page
@@ -205,14 +200,13 @@ def test_a_first_visit_through_the_proxy_moves_far_fewer_bytes_than_directly(ser
     assert total_proxied < 0.45 * total_direct, (total_proxied, total_direct)
 
 
-def test_a_checkpoint_of_several_megabytes_uploads_through_the_proxy(served, chromium_path, tmp_path):
+def test_a_checkpoint_of_several_megabytes_uploads_through_the_proxy(served, driver, chromium_path, tmp_path):
     """The upload goes to the process that holds the browser's session (Streamlit refuses it anywhere else) and
     is larger than nginx's default body limit of 1 MB."""
     import numpy as np
-    from playwright.sync_api import sync_playwright
     from safetensors.numpy import save_file
 
-    from ._server import CHROMIUM_ARGS, VIEWPORT
+    from ._server import VIEWPORT, fresh_chromium
 
     rng = np.random.default_rng(0)
     table = rng.normal(0.0, 0.02, size=(1024, 768)).astype(np.float32)  # 3 MiB, like a small BERT's table
@@ -221,32 +215,28 @@ def test_a_checkpoint_of_several_megabytes_uploads_through_the_proxy(served, chr
     assert path.stat().st_size > 3 * 2**20
 
     uploads: list[tuple[int, str | None]] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_context(viewport=VIEWPORT, locale="en-US").new_page()
-            page.set_default_timeout(120_000)
-            page.on(
-                "response",
-                lambda r: (
-                    uploads.append((r.status, r.headers.get("x-posviz-upstream")))
-                    if "/_stcore/upload_file/" in r.url and r.request.method == "PUT"
-                    else None
-                ),
-            )
-            page.goto(f"{served.url}/inspect")
-            page.wait_for_selector('[data-testid="stFileUploader"] input[type="file"]', state="attached")
-            home = page.evaluate("() => document.cookie")  # the XSRF cookie only; the sticky one is HttpOnly
-            assert "_streamlit_xsrf" in home
-            page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
-            page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2")
-            assert page.locator("[data-testid='stException']").count() == 0
-            assert page.locator("[data-testid='stAlertContentError']").count() == 0
-            text = page.locator("[data-testid='stMain']").inner_text()
-            assert re.search(r"\b1,?024\b.{0,20}\b768\b", text), text[:500]  # the table's shape, read from the file
-            sticky = next(c["value"] for c in page.context.cookies() if c["name"] == "posviz_server")
-        finally:
-            browser.close()
+    with fresh_chromium(driver, chromium_path) as browser:
+        page = browser.new_context(viewport=VIEWPORT, locale="en-US").new_page()
+        page.set_default_timeout(120_000)
+        page.on(
+            "response",
+            lambda r: (
+                uploads.append((r.status, r.headers.get("x-posviz-upstream")))
+                if "/_stcore/upload_file/" in r.url and r.request.method == "PUT"
+                else None
+            ),
+        )
+        page.goto(f"{served.url}/inspect")
+        page.wait_for_selector('[data-testid="stFileUploader"] input[type="file"]', state="attached")
+        home = page.evaluate("() => document.cookie")  # the XSRF cookie only; the sticky one is HttpOnly
+        assert "_streamlit_xsrf" in home
+        page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(path))
+        page.wait_for_function("() => document.querySelectorAll('.js-plotly-plot').length >= 2")
+        assert page.locator("[data-testid='stException']").count() == 0
+        assert page.locator("[data-testid='stAlertContentError']").count() == 0
+        text = page.locator("[data-testid='stMain']").inner_text()
+        assert re.search(r"\b1,?024\b.{0,20}\b768\b", text), text[:500]  # the table's shape, read from the file
+        sticky = next(c["value"] for c in page.context.cookies() if c["name"] == "posviz_server")
     assert uploads and all(status == 204 or status == 200 for status, _ in uploads), uploads
     assert {served.index_of(upstream) for _, upstream in uploads} == {int(sticky[1:]) - 1}
 
