@@ -12,7 +12,12 @@ from posviz.ui import LANGUAGES, favicon, link, present, reconnect, t
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
-st.set_page_config(page_title="posviz", page_icon=favicon(), layout="wide")
+st.set_page_config(  # a projector's link (?present=true) opens with the sidebar closed
+    page_title="posviz",
+    page_icon=favicon(),
+    layout="wide",
+    initial_sidebar_state="collapsed" if present.requested(st.query_params) else "auto",
+)
 link.remember()
 
 with st.sidebar:

@@ -66,10 +66,19 @@ def _through_app_frame() -> None:
 
 
 def intro(page: str) -> None:
-    """The page's title and its teaching text (``assets/texts/<page>.<lang>.md``)."""
+    """The page's title and its teaching text (``assets/texts/<page>.<lang>.md``); in presentation mode only the
+    text's first sentence, with the rest one click away, so the first figure shows on the first screen."""
     _through_app_frame()
     st.title(t(f"page.{page}"))
-    st.markdown(teaching_text(page))
+    text = teaching_text(page)
+    if not presenting():
+        st.markdown(text)
+        return
+    first, rest = present.first_sentence(text)
+    st.markdown(first)
+    if rest:
+        with st.expander(t("present.more"), icon=":material/menu_book:"):
+            st.markdown(rest)
 
 
 def show(fig, *, notice: str | None = None, key: str | None = None, data=None, name: str | None = None) -> None:
@@ -78,10 +87,7 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
     The PNG download is plotly's camera button, at three times the screen resolution. ``name`` is the stem of
     the downloaded files (default: ``key``); ``data`` is anything ``export.to_frame`` takes.
     """
-    if presenting():  # on a copy: the figure may be shared through ``cache.figure``
-        fig = go.Figure(fig).update_layout(
-            font_size=present.FIGURE_FONT_SIZE, height=max(fig.layout.height or 450, 560)
-        )
+    fig = present.for_screen(fig)  # presentation type, safe colours: a copy, never the shared figure
     stem = name or key or "posviz"
     st.plotly_chart(
         fig,

@@ -10,6 +10,7 @@ import streamlit as st
 from posviz.encodings.registry import Param
 
 from .i18n import t
+from .present import presenting
 
 
 def _label(param: Param, key: str) -> str:
@@ -102,9 +103,19 @@ def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, object]:
     ``labels`` maps each tab's code to its translated label, first tab first; returns code -> tab container,
     whose ``.open`` tells whether to compute its content. As with ``url_radio``, the code (not the label) is
     what the URL keeps, so a link opens the same tab in either language; an unknown code opens the first tab.
+    In presentation mode a selector (``url_select``, the same ``tab=`` in the URL) replaces the row of tabs, which
+    would not fit at a projector's size; elsewhere the row wraps onto a second line when it is too long.
     """
     codes = list(labels)
     memory = f"{key}.code"  # the open tab's code survives a change of language, which changes every label
+    if presenting():
+        if st.session_state.get(key) not in labels and st.session_state.get(memory) in labels:
+            st.session_state[key] = st.session_state[memory]  # the tab that was open before the switch
+        current = url_select(
+            t("present.view"), codes, key=key, default=codes[0], format_func=labels.get, label_visibility="collapsed"
+        )
+        st.session_state[memory] = current
+        return {code: _Pane(code == current) for code in codes}
     if st.session_state.get(memory) not in labels:  # first visit, or a code remembered from another page's tabs
         raw = st.query_params.get(key)
         st.session_state[memory] = raw if raw in labels else codes[0]
@@ -119,6 +130,20 @@ def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, object]:
     else:
         st.query_params[key] = current
     return dict(zip(codes, tabs, strict=True))
+
+
+class _Pane:
+    """What a selector-driven "tab" gives: a container for the open one, nothing drawn for the others."""
+
+    def __init__(self, is_open: bool) -> None:
+        self.open = is_open
+        self._box = st.container() if is_open else None
+
+    def __enter__(self):
+        return self._box.__enter__() if self._box is not None else self
+
+    def __exit__(self, *exc):
+        return self._box.__exit__(*exc) if self._box is not None else False
 
 
 def choice(param: Param, *, key: str, horizontal: bool = True):

@@ -1,0 +1,150 @@
+"""A built figure as a projector or a colour-blind reader needs it: larger type everywhere (``large``), and the
+colour-blind-safe, high-contrast colours of ``colours`` (``safe``).
+
+Figures are built once and shared between sessions, so nothing here changes a figure: ``restyle`` takes the
+figure's dictionary (``fig.to_dict()``) and returns a new one that shares every array with it and copies only
+the small dictionaries it changes. A heatmap drawn as a palette PNG gets the same pixels with another palette:
+only the PNG's PLTE chunk is rewritten, near the start of the file, so the image is never decoded.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import struct
+import zlib
+
+import numpy as np
+from plotly.colors import sample_colorscale
+
+from . import colours
+
+#: The smallest type a figure may have in presentation mode (px), and the sizes given to its texts: everything
+#: inherits ``FONT_SIZE``; a title holds a 70% ``<sup>`` note, and a tick label of an axis with powers of ten a
+#: 70% exponent, so those are large enough for the small part to stay at least ``MIN_FONT_SIZE``.
+MIN_FONT_SIZE = 18
+FONT_SIZE = 20
+TITLE_SIZE = 26
+POWER_TICK_SIZE = 26
+#: Figures in presentation mode are at least this tall (px): a 1280 x 720 projector shows most of one at a time.
+MIN_HEIGHT = 540
+#: Lines in the high-contrast mode are at least this wide (px).
+SAFE_LINE_WIDTH = 3.0
+
+_COLOUR_KEYS = frozenset(
+    {"color", "bgcolor", "bordercolor", "fillcolor", "linecolor", "activecolor", "outlinecolor", "colorway"}
+)
+_FONT_KEYS = frozenset({"font", "tickfont", "textfont", "insidetextfont", "outsidetextfont", "grouptitlefont"})
+_SKIP = frozenset({"template"})  # plotly's default template: large, and it sets no size or colour that shows
+
+
+def restyle(figure: dict, *, large: bool, safe: bool) -> dict:
+    """``figure`` (a plotly figure dictionary, left unchanged) in presentation type (``large``) and/or the safe
+    colours (``safe``); the dictionary itself when neither is asked for."""
+    if not (large or safe):
+        return figure
+    walk = functools.partial(_walk, large=large, safe=safe)
+    out = dict(figure)
+    out["data"] = [walk(trace, "") for trace in figure.get("data", ())]
+    layout = walk(figure.get("layout", {}), "")
+    if "frames" in figure:
+        out["frames"] = [walk(frame, "") for frame in figure["frames"]]
+    if large:
+        layout = _large_layout(layout)
+    if safe:
+        layout["colorway"] = list(colours.SAFE_COLORWAY)
+        out["data"] = [_safe_trace(trace, out["data"]) for trace in out["data"]]
+    out["layout"] = layout
+    return out
+
+
+def _walk(value, key: str, *, large: bool, safe: bool):
+    """``value`` (found under ``key``) with its colours made safe and its font sizes raised, copied where changed."""
+    if isinstance(value, dict):
+        if "bdata" in value or key in _SKIP:  # a typed array, or the template: shared as it is
+            return value
+        out = {k: _walk(v, k, large=large, safe=safe) for k, v in value.items()}
+        if large and key in _FONT_KEYS and isinstance(out.get("size"), (int, float)):
+            out["size"] = max(out["size"], FONT_SIZE)
+        return out
+    if isinstance(value, list):
+        if safe and key == "colorscale":
+            return colours.safe_scale(value)
+        if value and isinstance(value[0], dict):
+            return [_walk(v, key, large=large, safe=safe) for v in value]
+        if safe and key in _COLOUR_KEYS:
+            return [colours.safe_colour(v) if isinstance(v, str) else v for v in value]
+        return value
+    if safe and isinstance(value, str) and key in _COLOUR_KEYS:
+        return colours.safe_colour(value)
+    if safe and isinstance(value, str) and key == "colorscale":
+        return colours.safe_scale(value)
+    return value
+
+
+def _large_layout(layout: dict) -> dict:
+    """Sizes for the back row: base font, title, hover labels, texts on bars never shrunk below the minimum, the
+    figure's height, and axes that make room for their larger labels."""
+    layout["font"] = {**layout.get("font", {}), "size": FONT_SIZE}
+    title = layout.get("title", {})
+    if isinstance(title, dict):
+        layout["title"] = {**title, "font": {**title.get("font", {}), "size": TITLE_SIZE}}
+    hover = layout.get("hoverlabel", {})
+    layout["hoverlabel"] = {**hover, "font": {**hover.get("font", {}), "size": FONT_SIZE}}
+    layout["uniformtext"] = {"minsize": MIN_FONT_SIZE, "mode": "show"}
+    layout["height"] = max(layout.get("height") or 450, MIN_HEIGHT)
+    margin = layout.get("margin", {})
+    two_line_title = "<br>" in str(title.get("text", "") if isinstance(title, dict) else "")
+    layout["margin"] = {**margin, "t": max(margin.get("t", 0), 110 if two_line_title else 80)}
+    for name, axis in list(layout.items()):
+        if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(axis, dict):
+            axis = {**axis, "automargin": True}
+            if axis.get("exponentformat") == "power":
+                axis["tickfont"] = {**axis.get("tickfont", {}), "size": POWER_TICK_SIZE}
+            layout[name] = axis
+    return layout
+
+
+def _safe_trace(trace: dict, traces: list[dict]) -> dict:
+    """Thicker lines; a palette image gets the palette of its figure's (now safe) colour scale."""
+    kind = trace.get("type", "scatter")
+    if kind in ("scatter", "scattergl") and "lines" in str(trace.get("mode", "lines")):
+        line = trace.get("line", {})
+        trace["line"] = {**line, "width": max(line.get("width", 2.0), SAFE_LINE_WIDTH)}
+    if kind == "image" and str(trace.get("source", "")).startswith(_PNG_URI):
+        scale = next((t["marker"]["colorscale"] for t in traces if "colorscale" in t.get("marker", {})), None)
+        if scale is not None:
+            trace["source"] = repaint(trace["source"], scale)
+    return trace
+
+
+# ------------------------------------------------------------------------------------------ palette images
+
+_PNG_URI = "data:image/png;base64,"
+_LEVELS = 255  # base.LEVELS: colour levels; index 255 is the transparent blank
+
+
+@functools.lru_cache(maxsize=32)
+def _palette_bytes(scale: tuple) -> bytes:
+    """``_LEVELS`` RGB colours sampled evenly from ``scale`` (as tuples), then black for the transparent index."""
+    sampled = sample_colorscale([list(s) for s in scale], np.linspace(0, 1, _LEVELS), colortype="rgb")
+    rgb = [int(round(float(c))) for s in sampled for c in s[s.index("(") + 1 : -1].split(",")]
+    return bytes(rgb) + b"\x00\x00\x00"
+
+
+def repaint(uri: str, scale) -> str:
+    """The palette PNG ``uri`` (as ``base._png_data_uri`` writes it) with its palette sampled from ``scale`` instead:
+    the same cells, the same transparency. Only the head of the file (signature, IHDR, PLTE) is decoded again."""
+    encoded = uri[len(_PNG_URI) :]
+    head_chars = 4 * ((8 + 25 + 12 + 3 * 256 + 2) // 3 + 1)  # whole base64 groups covering the PLTE chunk
+    head = bytearray(base64.b64decode(encoded[:head_chars]))
+    at = 8
+    while at + 8 <= len(head) and head[at + 4 : at + 8] != b"PLTE":
+        at += 12 + struct.unpack(">I", head[at : at + 4])[0]
+    length = struct.unpack(">I", head[at : at + 4])[0] if at + 8 <= len(head) else 0
+    palette = _palette_bytes(tuple(tuple(s) for s in scale))
+    if head[at + 4 : at + 8] != b"PLTE" or length != len(palette) or at + 12 + length > len(head):
+        raise ValueError("not a palette PNG of 256 colours as the heatmaps write them")
+    head[at + 8 : at + 8 + length] = palette
+    head[at + 8 + length : at + 12 + length] = struct.pack(">I", zlib.crc32(head[at + 4 : at + 8 + length]))
+    return _PNG_URI + base64.b64encode(bytes(head)).decode("ascii") + encoded[head_chars:]
