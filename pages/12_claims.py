@@ -9,7 +9,7 @@ import streamlit as st
 
 from posviz import claims, figures
 from posviz.figures import claims as claimfig
-from posviz.ui import cache, controls, current_language, errors_shown, heatmap, intro, show, t, widgets
+from posviz.ui import cache, controls, current_language, errors_shown, heatmap, intro, presenting, show, t, widgets
 
 ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:", "partly": ":material/error:"}
 COLOURS = {"holds": "green", "wrong": "red", "partly": "orange"}
@@ -650,10 +650,15 @@ def claim_label(code: str) -> str:
 
 
 intro("claims")
-with errors_shown():
-    summary()
-st.divider()
+if not presenting():  # on a projector the chosen claim and its figure come first, the table of verdicts after it
+    with errors_shown():
+        summary()
+    st.divider()
 # twenty claims do not fit a row of tabs: a selector, bound to the link as the tabs were (``tab=<code>``)
 chosen = widgets.url_select(t("claims.pick"), list(DRAW), key="tab", default=next(iter(DRAW)), format_func=claim_label)
 with errors_shown():
     DRAW[chosen]()  # only the chosen claim computes
+if presenting():
+    st.divider()
+    with errors_shown():
+        summary()

@@ -142,9 +142,9 @@ _SAFE_FOR = {
     **dict.fromkeys(("#1f77b4", "#636efa", "#2b8cbe", "#3558d4"), OKABE_ITO["blue"]),
     **dict.fromkeys(("#d62728", "#ef553b", "#e34a33"), OKABE_ITO["vermillion"]),
     **dict.fromkeys(("#2ca02c", "#00cc96", "#31a354", "#b6e880"), OKABE_ITO["bluish green"]),
-    **dict.fromkeys(("#9467bd", "#ab63fa", "#ff97ff", "#ff6692", "#e377c2"), OKABE_ITO["reddish purple"]),
+    **dict.fromkeys(("#9467bd", "#ab63fa", "#ff97ff", "#ff6692"), OKABE_ITO["reddish purple"]),
     **dict.fromkeys(("#ff7f0e", "#ffa15a", "#fecb52", "#bcbd22"), OKABE_ITO["orange"]),
-    **dict.fromkeys(("#17becf", "#19d3f3", "#9ebcda"), OKABE_ITO["sky blue"]),
+    **dict.fromkeys(("#17becf", "#19d3f3", "#9ebcda", "#e377c2"), OKABE_ITO["sky blue"]),
     **dict.fromkeys(("#8c564b", "#7f0000"), OKABE_ITO["black"]),
     # Okabe-Ito itself, and its yellow (too faint on white) as orange
     **{value: value for value in OKABE_ITO.values()},

@@ -51,6 +51,7 @@ def restyle(figure: dict, *, large: bool, safe: bool) -> dict:
         out["frames"] = [walk(frame, "") for frame in figure["frames"]]
     if large:
         layout = _large_layout(layout)
+        out["data"] = [_large_trace(trace) for trace in out["data"]]
     if safe:
         layout["colorway"] = list(colours.SAFE_COLORWAY)
         out["data"] = [_safe_trace(trace, out["data"]) for trace in out["data"]]
@@ -96,13 +97,49 @@ def _large_layout(layout: dict) -> dict:
     margin = layout.get("margin", {})
     two_line_title = "<br>" in str(title.get("text", "") if isinstance(title, dict) else "")
     layout["margin"] = {**margin, "t": max(margin.get("t", 0), 110 if two_line_title else 80)}
+    # Streamlit's theme gives axes, legends and annotations sizes of their own, which win over the figure's font:
+    # every text is sized here explicitly.
     for name, axis in list(layout.items()):
         if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(axis, dict):
-            axis = {**axis, "automargin": True}
-            if axis.get("exponentformat") == "power":
-                axis["tickfont"] = {**axis.get("tickfont", {}), "size": POWER_TICK_SIZE}
-            layout[name] = axis
+            tick = POWER_TICK_SIZE if axis.get("exponentformat") == "power" else FONT_SIZE
+            layout[name] = {**_sized(axis, tick), "automargin": True}
+        elif name.startswith("coloraxis") and isinstance(axis, dict) and "colorbar" in axis:
+            layout[name] = {**axis, "colorbar": _sized(axis["colorbar"], FONT_SIZE)}
+    legend = layout.get("legend", {})
+    layout["legend"] = {**legend, "font": _at_least(legend.get("font"))}
+    if isinstance(legend.get("title"), dict):
+        layout["legend"]["title"] = {**legend["title"], "font": _at_least(legend["title"].get("font"))}
+    for group in ("annotations", "updatemenus", "sliders"):
+        if layout.get(group):
+            layout[group] = [{**item, "font": _at_least(item.get("font"))} for item in layout[group]]
+    for slider in layout.get("sliders", ()):
+        slider["currentvalue"] = {**slider.get("currentvalue", {}), "font": _at_least(None)}
     return layout
+
+
+def _at_least(font: dict | None, size: int = FONT_SIZE) -> dict:
+    font = font or {}
+    return {**font, "size": max(font.get("size") or 0, size)}
+
+
+def _sized(owner: dict, tick: int) -> dict:
+    """An axis or colour bar with its tick labels at ``tick`` px and its title at ``FONT_SIZE`` at least."""
+    out = {**owner, "tickfont": _at_least(owner.get("tickfont"), tick)}
+    title = owner.get("title")
+    out["title"] = {**(title if isinstance(title, dict) else {"text": title or ""}), "font": _at_least(None)}
+    if isinstance(title, dict) and title.get("font"):
+        out["title"]["font"] = _at_least(title["font"])
+    return out
+
+
+def _large_trace(trace: dict) -> dict:
+    """A trace's colour bar and texts at presentation size."""
+    for owner in (trace, trace.get("marker")):
+        if isinstance(owner, dict) and isinstance(owner.get("colorbar"), dict):
+            owner["colorbar"] = _sized(owner["colorbar"], FONT_SIZE)
+    if "text" in trace or "texttemplate" in trace:
+        trace["textfont"] = _at_least(trace.get("textfont"))
+    return trace
 
 
 def _safe_trace(trace: dict, traces: list[dict]) -> dict:

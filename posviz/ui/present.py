@@ -47,6 +47,7 @@ _PRESENT_CSS = """
   [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.2rem; }
   [data-testid="stMain"] [data-testid="stExpander"] summary p { font-size: 1.2rem; }
   [data-testid="stMain"] label p { font-size: 1.15rem; }
+  [data-testid="stMain"] [data-testid="stSelectbox"] input { font-size: 1.3rem; }
   [data-testid="stMainBlockContainer"] { max-width: 100%; padding: 3.5rem 2rem 2rem 2rem; }
   [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
 """
