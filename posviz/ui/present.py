@@ -27,16 +27,11 @@ KEY = "present"
 CONTRAST = "contrast"
 FIGURE_FONT_SIZE = screen.FONT_SIZE
 
-#: Every tab bar wraps onto a second row rather than hiding tabs behind scroll arrows ("Nor›"); the open tab is
-#: marked by its own underline, since the sliding highlight of a single row would sit on the wrong row.
+#: Every tab bar wraps onto a second row rather than hiding tabs behind a scroll arrow ("Nor›"). (Streamlit draws the
+#: open tab's underline inside the tab itself, so it stays on the right row.)
 _BASE_CSS = """
-  [data-testid="stTabs"] [data-baseweb="tab-list"] { flex-wrap: wrap; row-gap: 0.25rem; overflow: visible; }
-  [data-testid="stTabs"] [data-baseweb="tab-highlight"] { display: none; }
-  [data-testid="stTabs"] [data-baseweb="tab-border"] { display: none; }
-  [data-testid="stTabs"] [data-baseweb="tab-list"] [role="tab"] { border-bottom: 2px solid transparent; }
-  [data-testid="stTabs"] [data-baseweb="tab-list"] [role="tab"][aria-selected="true"] {
-    border-bottom-color: currentColor; }
-  [data-testid="stTabs"] [data-baseweb="tab-list"] button[data-testid="stTabsScrollButton"] { display: none; }
+  [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; overflow-x: visible; row-gap: 0.25rem; }
+  [data-testid="stTabs"] button[data-testid^="stTabsScroll"] { display: none; }
 """
 
 #: Type for the back row, and the least space above the first figure: the page starts right under the header.
