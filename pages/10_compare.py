@@ -35,6 +35,14 @@ SIDE_COLOURS = {key: {"colorscale": "Viridis", "zmid": None} for key in ("alibi"
 SIDE_DEFAULTS = {("b", "sinusoidal", "base"): 100.0}  # the first comparison: base 10,000 against base 100
 COST_DASH = {"sinusoidal": "dot", "alibi": "dot", "t5": "dash", "xlnet": "dashdot"}  # lines on top of another one
 PANELS = (("similarity", ("sinusoidal", "learned", "rope")), ("bias", ("alibi", "t5")), ("index", ("shaw",)))
+#: The families whose Cost curves each control of that tab moves (``compare.parameter_count`` and ``stored_floats``):
+#: the width sets every table and cache but the per-head biases; the head count sets those biases, the per-head width
+#: of Shaw's vectors and RoPE's caches, and every n^2 score term; the layer count only what lives in every layer.
+COST_MOVES = {
+    "cd": ("sinusoidal", "learned", "rope", "shaw", "xlnet"),
+    "ch": ("rope", "alibi", "t5", "shaw", "xlnet"),
+    "cl": ("shaw", "xlnet"),
+}
 
 
 def name(key: str) -> str:
@@ -240,15 +248,24 @@ def long_tab() -> None:
     st.markdown("\n".join("- " + t("compare.item", name=name(key), text=text) for key, text in lines.items()))
 
 
+def cost_moves(control: str) -> None:
+    """Under a Cost control: the families whose curves it moves; the others ignore it."""
+    moved = [key for key in posviz.FAMILIES if key in COST_MOVES[control]]  # in the registry's order
+    st.caption(t("compare.cost.moves", families=t("list.sep").join(name(key) for key in moved)))
+
+
 def cost_tab() -> None:
     with controls():
         c1, c2, c3 = st.columns(3)
         with c1:
             d_model = widgets.number(posviz.Param("d_model", 768, 8, posviz.MAX_DIM, 8), key="cd")
+            cost_moves("cd")
         with c2:
             n_heads = widgets.number(posviz.Param("n_heads", 12, 1, 64, 1), key="ch")
+            cost_moves("ch")
         with c3:
             n_layers = widgets.number(posviz.Param("n_layers", 12, 1, 128, 1), key="cl")
+            cost_moves("cl")
     buckets = posviz.family("t5").param("num_buckets").default
     k = posviz.family("shaw").param("max_relative_position").default
     kw = dict(d_model=d_model, n_heads=n_heads, n_layers=n_layers, num_buckets=buckets, k=k)
@@ -348,12 +365,12 @@ def side_tab() -> None:
     columns = st.columns(2)
     chosen = {}
     for column, side, default in zip(columns, ("a", "b"), ("sinusoidal", "sinusoidal"), strict=True):
-        with column, errors_shown():
+        with column, errors_shown("setting"):
             chosen[side] = side_controls(side, default)
     curves = {}
     for column, side in zip(columns, ("a", "b"), strict=True):
         key, settings = chosen[side]
-        with column, errors_shown():
+        with column, errors_shown("setting"):
             matrix = cache.family_matrix(key, sorted_params(settings))
             show(
                 heatmap(

@@ -7,7 +7,7 @@ import posviz
 from posviz import pitfalls, precision
 from posviz.encodings import alibi, learned
 from posviz.figures import pitfalls as pfig
-from posviz.ui import cache, controls, heatmap, intro, lazy_tabs, show, similarity_heatmap, t, widgets
+from posviz.ui import cache, controls, heatmap, intro, lazy_tabs, show, similarity_heatmap, t, unused_controls, widgets
 
 FAMILY = posviz.family("sinusoidal")
 MAX_N, MAX_D = 4096, 1024  # the pitfalls show at these sizes; larger tables add nothing but waiting
@@ -214,6 +214,7 @@ def axes_tab() -> None:
 
 
 def zero_tab() -> None:
+    unused_controls(t("param.base"), reason=t("pitfalls.unused.zero"))
     st.markdown(t("pitfalls.zero.what"))
     versions(correct=CODE["zero.fix"], buggy=CODE["zero.bug"])
     m = min(n, PAIRWISE)
@@ -300,6 +301,7 @@ def scale_tab() -> None:
 
 
 def shape_tab() -> None:
+    unused_controls(t("param.n_positions"), t("param.d_model"), t("param.base"), reason=t("pitfalls.unused.shape"))
     st.markdown(t("pitfalls.shape.what"))
     c1, c2, _ = st.columns(3)
     with c1:
@@ -332,6 +334,7 @@ def shape_tab() -> None:
 
 
 def rope_tab() -> None:
+    unused_controls(t("param.d_model"), reason=t("pitfalls.unused.rope"))
     st.markdown(t("pitfalls.rope.what.odd"))
     odd_column, _ = st.columns([1, 2])
     with odd_column:
@@ -382,6 +385,7 @@ def rope_tab() -> None:
 
 
 def alibi_tab() -> None:
+    unused_controls(t("param.n_positions"), t("param.d_model"), t("param.base"), reason=t("pitfalls.unused.alibi"))
     st.markdown(t("pitfalls.alibi.what"))
     heads_column, _ = st.columns([1, 2])
     with heads_column:
@@ -414,6 +418,7 @@ def alibi_tab() -> None:
 
 
 def index_tab() -> None:
+    unused_controls(t("param.n_positions"), t("param.d_model"), t("param.base"), reason=t("pitfalls.unused.index"))
     st.markdown(t("pitfalls.index.what"))
     c1, c2, _ = st.columns(3)
     with c1:
@@ -446,6 +451,7 @@ def index_tab() -> None:
 
 
 def float16_tab() -> None:
+    unused_controls(t("param.n_positions"), reason=t("pitfalls.unused.float16"))
     st.markdown(t("pitfalls.float16.what"))
     span_column, _ = st.columns([1, 2])
     with span_column:

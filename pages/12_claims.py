@@ -651,14 +651,14 @@ def claim_label(code: str) -> str:
 
 intro("claims")
 if not presenting():  # on a projector the chosen claim and its figure come first, the table of verdicts after it
-    with errors_shown():
+    with errors_shown("setting"):
         summary()
     st.divider()
 # twenty claims do not fit a row of tabs: a selector, bound to the link as the tabs were (``tab=<code>``)
 chosen = widgets.url_select(t("claims.pick"), list(DRAW), key="tab", default=next(iter(DRAW)), format_func=claim_label)
-with errors_shown():
+with errors_shown("setting"):
     DRAW[chosen]()  # only the chosen claim computes
 if presenting():
     st.divider()
-    with errors_shown():
+    with errors_shown("setting"):
         summary()

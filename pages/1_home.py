@@ -10,9 +10,13 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 import posviz
 from posviz import attention_demo as demo
 from posviz.figures import home as homefig
-from posviz.ui import cache, controls, errors_shown, intro, show, t, widgets
+from posviz.ui import cache, controls, current_language, errors_shown, intro, show, t, widgets
 
 OWN = "own"
+#: The example sentence a visitor sees first, in the language of the page.
+FIRST_EXAMPLE = {"en": "dog", "zh": "zh_dog"}
+#: What the box of one's own sentence holds at first.
+OWN_DEFAULT = {"en": "time flies like an arrow", "zh": "光阴似箭，日月如梭"}
 #: The first lesson: (step, page script, query parameters that open the right view).
 TOUR = (
     ("demo", "pages/1_home.py", {"pe": "true"}),
@@ -49,6 +53,15 @@ def slots(tokens) -> list[str]:
     return [f"{i} {token}" for i, token in enumerate(tokens)]
 
 
+def first_example() -> str:
+    """The example shown until the user picks one: the current language's. A language switch moves an untouched
+    choice (the other language's first example, which a link does not name) to the new language's."""
+    first = FIRST_EXAMPLE[current_language()]
+    if st.session_state.get("ex") in set(FIRST_EXAMPLE.values()) - {first} and "ex" not in st.query_params:
+        st.session_state["ex"] = first
+    return first
+
+
 def sentence_controls() -> tuple[str, int, bool, bool, bool]:
     left, right = st.columns([3, 2])
     with left:
@@ -56,7 +69,7 @@ def sentence_controls() -> tuple[str, int, bool, bool, bool]:
             t("home.ctl.example"),
             [*demo.EXAMPLES, OWN],
             key="ex",
-            default=next(iter(demo.EXAMPLES)),
+            default=first_example(),
             format_func=lambda code: demo.EXAMPLES.get(code) or t("home.ctl.own"),
             help=t("home.ctl.example.help"),
         )
@@ -64,7 +77,7 @@ def sentence_controls() -> tuple[str, int, bool, bool, bool]:
         if sentence is None:
             sentence = st.text_input(
                 t("home.ctl.text"),
-                "time flies like an arrow",
+                OWN_DEFAULT[current_language()],
                 key="text",
                 bind="query-params",
                 help=t("home.ctl.text.help", max=demo.MAX_TOKENS),
@@ -148,11 +161,23 @@ def tour() -> None:
         st.page_link(path, label=t(f"home.tour.{code}.link"), icon=":material/arrow_forward:", query_params=query)
 
 
+def family_link(fam) -> dict | None:
+    """The query that opens ``fam`` on its page: a page that teaches several families (Relative: Shaw and T5) has
+    a tab per family, whose code is the family's key."""
+    shared = sum(other.page == fam.page for other in posviz.FAMILIES.values()) > 1
+    return {"tab": fam.key} if shared else None
+
+
 def families() -> None:
     columns = st.columns(3)
     for i, fam in enumerate(posviz.FAMILIES.values()):
         with columns[i % 3].container(border=True):
-            st.page_link(fam.page, label=t(f"family.{fam.key}.name"), icon=":material/arrow_forward:")
+            st.page_link(
+                fam.page,
+                label=t(f"family.{fam.key}.name"),
+                icon=":material/arrow_forward:",
+                query_params=family_link(fam),
+            )
             st.caption(t(f"family.{fam.key}.summary"))
             st.caption(f"{t('home.enters', how=t(f'enters.{fam.enters}'))} · {fam.paper}")
 
@@ -175,7 +200,7 @@ st.latex(
 )
 with controls():
     choice = sentence_controls()
-with errors_shown():
+with errors_shown("sentence"):
     shuffle_section(*choice)
 st.subheader(t("home.tour"))
 tour()

@@ -17,6 +17,7 @@ from posviz.ui import (
     show,
     similarity_heatmap,
     t,
+    unused_controls,
     widgets,
 )
 from posviz.ui.export import MAX_CSV_CELLS
@@ -150,6 +151,7 @@ def shift_tab() -> None:
 
 
 def frequencies_tab() -> None:
+    unused_controls(t("param.layout"), reason=t("sinusoidal.unused.frequencies"))
     st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\cdot\text{base}^{2i/d} \in [2\pi,\ 2\pi\cdot\text{base})")
     wavelength = cache.call(sin.sinusoidal_wavelengths, d, base=base)
     slow = cache.call(sin.slow_pairs, d, n, base=base)
@@ -277,6 +279,7 @@ def extrapolation_tab() -> None:
 
 
 def layout_tab() -> None:
+    unused_controls(t("param.n_positions"), t("param.base"), t("param.layout"), reason=t("sinusoidal.unused.layout"))
     order = cache.call(sin.layout_permutation, d)
     show(
         sinfig.permutation(
@@ -295,6 +298,7 @@ def layout_tab() -> None:
 
 
 def precision_tab() -> None:
+    unused_controls(t("param.n_positions"), t("param.layout"), reason=t("sinusoidal.unused.precision"))
     c1, c2 = st.columns(2)
     with c1:
         span = st.number_input(

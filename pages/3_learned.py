@@ -22,6 +22,7 @@ from posviz.ui import (
     similarity_heatmap,
     spectrum_views,
     t,
+    unused_controls,
     widgets,
 )
 from posviz.ui.export import MAX_CSV_CELLS
@@ -80,7 +81,7 @@ def label(code: str) -> str:
 intro("learned")
 sessions = session_tables()
 source = None  # stays None when the chosen table cannot be built; the error is shown instead of the tabs
-with errors_shown():
+with errors_shown("setting"):
     with controls():
         options = [*INITS, "example", *(SESSION + name for name in sessions)]
         code = widgets.url_radio(
@@ -246,6 +247,7 @@ def probe_tab() -> None:
     the two starts of its shape."""
     st.subheader(t("learned.section.probe"))
     if registry:  # the random and sinusoidal tables of the controls' size, then the trained example
+        unused_controls(t("learned.ctl.table"), reason=t("learned.unused.probe"))
         probes = initial_probes(n_rows, width)
         probe_metrics(probes)
         probe_chart(

@@ -7,7 +7,7 @@ import posviz
 from posviz.encodings import rope, rope_configs
 from posviz.figures import bars
 from posviz.figures import rope as rope_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
 
 FAMILY = posviz.family("rope")
 DECAY_BASES = (10_000.0, 500_000.0, 1_000_000.0)
@@ -48,7 +48,7 @@ def animation(head_dim, base):
         count = st.slider(
             t("rope.ctl.anim_pairs"), 2, 6, 4, key="anim_pairs", bind="query-params", help=t("rope.ctl.anim_pairs.help")
         )
-    with errors_shown():
+    with errors_shown("setting"):
         inv, _ = cache.call(rope.rope_inv_freq, head_dim, base=base)
         pairs = cache.call(posviz.evenly_spaced, inv.size, count)
         positions = cache.call(posviz.evenly_spaced, length, length)
@@ -109,7 +109,7 @@ def scores(n, head_dim, base):
             t("rope.ctl.shift"), 1, 4096, 100, key="shift", bind="query-params", help=t("rope.ctl.shift.help")
         )
     seed = None if qk == "ones" else int(seed)
-    with errors_shown():
+    with errors_shown("setting"):
         matrix = cache.call(posviz.rope_score_matrix, n, head_dim, base=base, seed=seed)
         k = min(n, SHIFT_POSITIONS)
         plain, shifted, diff = cache.call(rope.rope_shifted_scores, k, head_dim, shift, base=base, seed=seed)
@@ -163,7 +163,7 @@ def decay(head_dim, base):
         bind="query-params",
         help=t("rope.ctl.decay_len.help"),
     )
-    with errors_shown():
+    with errors_shown("setting"):
         curves = {}
         for b in dict.fromkeys((*DECAY_BASES, base)):
             distances, bound, envelope = cache.call(
@@ -191,7 +191,7 @@ def layouts(base):
     d = st.slider(
         t("rope.ctl.perm_d"), 2, 32, 8, step=2, key="perm_d", bind="query-params", help=t("rope.ctl.perm_d.help")
     )
-    with errors_shown():
+    with errors_shown("setting"):
         perm = cache.call(rope.interleaved_to_half, d)
         inter, half = cache.call(rope.layout_pair_index, d)
         rows = [t("rope.layouts.row.interleaved"), t("rope.layouts.row.half"), t("rope.layouts.row.perm")]
@@ -245,7 +245,7 @@ def partial(n, head_dim, base):
             horizontal=True,
             format_func={o: t(f"rope.layout.{o}") for o in rope.LAYOUTS}.get,
         )
-    with errors_shown():
+    with errors_shown("setting"):
         table, rotates = cache.call(rope.partial_rotary_table, n, head_dim, round(prf, 2), base=base, layout=layout)
         fig = heatmap(
             table,
@@ -293,7 +293,7 @@ def extension(head_dim, base):
         share = st.select_slider(
             t("rope.ctl.cur"), [1, 2, 4, 8, 16, 32], 8, key="cur", bind="query-params", help=t("rope.ctl.cur.help")
         )
-    with errors_shown():
+    with errors_shown("setting"):
         current = int(original) * min(int(share), int(factor))
         cmp = cache.call(rope_configs.compare_scalings, head_dim, base, float(factor), int(original), current)
         labels = method_labels()
@@ -378,7 +378,7 @@ def dynamic_growth(factor: int, original: int, current: int):
         r" = 1 + \text{factor}\,\Bigl(\frac{L}{L_{\max}} - 1\Bigr),\quad L \ge L_{\max}"
     )
     st.markdown(t("rope.ext.dynamic.text", s=factor, overshoot=f"{factor * factor - factor + 1:,}"))
-    with errors_shown():
+    with errors_shown("setting"):
         lengths = cache.call(posviz.evenly_spaced, factor * original + 1, 257)[1:]  # 1 .. s L tokens
         read = tuple(int(length) for length in lengths)
         series = {
@@ -407,6 +407,7 @@ def dynamic_growth(factor: int, original: int, current: int):
 @st.fragment
 def config_explorer():
     st.subheader(t("rope.cfg.header"))
+    unused_controls(t("param.n_positions"), t("param.head_dim"), t("param.base"), reason=t("rope.unused.config"))
     st.markdown(t("rope.cfg.intro"))
     names = list(rope_configs.PRESETS)
     preset = widgets.url_radio(
@@ -428,7 +429,7 @@ def config_explorer():
         st.query_params.pop("cfg", None)
     else:
         st.query_params["cfg"] = text
-    with errors_shown():
+    with errors_shown("config"):
         found = cache.call(rope_configs.config_frequencies, text)
         config = found.config
         original, longest = config.original_max_position_embeddings, config.target_context
@@ -478,10 +479,12 @@ def scores_tab():
 
 
 def decay_tab():
+    unused_controls(t("param.n_positions"), reason=t("rope.unused.decay"))
     decay(head_dim, base)
 
 
 def layouts_tab():
+    unused_controls(t("param.n_positions"), t("param.head_dim"), reason=t("rope.unused.layouts"))
     layouts(base)
 
 
@@ -490,6 +493,7 @@ def partial_tab():
 
 
 def extension_tab():
+    unused_controls(t("param.n_positions"), reason=t("rope.unused.extension"))
     extension(head_dim, base)
 
 
@@ -503,7 +507,7 @@ with controls():
     with c3:
         base = widgets.log_number(FAMILY.param("base"), key="base")
 valid = False
-with errors_shown():
+with errors_shown("setting"):
     cache.call(rope.rope_inv_freq, head_dim, base=base)
     valid = True
 DRAW = {

@@ -7,7 +7,7 @@ import posviz
 from posviz import figures
 from posviz.encodings import alibi
 from posviz.figures import alibi as alibi_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
+from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
 
 FAMILY = posviz.family("alibi")
 CHECKED_HEAD_COUNTS = (8, 12, 16)
@@ -75,7 +75,8 @@ def bias_tab():
 def origin_tab():
     """Where the slopes of a head count that is not a power of two come from."""
     st.subheader(t("alibi.origin.header"))
-    with errors_shown():
+    unused_controls(t("param.seq_len"), t("param.head"), t("param.causal"), reason=t("alibi.unused.origin"))
+    with errors_shown("setting"):
         st.markdown(t("alibi.origin.text"))
         st.latex(
             r"m_h = 2^{-8h/c}\ (h = 1..c),\qquad m_{c+t+1} = 2^{-8(2t+1)/(2c)}\ (t = 0..n-c-1),"
@@ -102,7 +103,10 @@ def origin_tab():
 def article_tab():
     """The article's slope formula against the paper's."""
     st.subheader(t("alibi.article.header"))
-    with errors_shown():
+    unused_controls(
+        t("param.n_heads"), t("param.seq_len"), t("param.head"), t("param.causal"), reason=t("alibi.unused.article")
+    )
+    with errors_shown("setting"):
         st.markdown(t("alibi.article.text"))
         paper_rule, article_rule = t("alibi.article.paper"), t("alibi.article.article")
         st.latex(
@@ -146,7 +150,8 @@ def article_tab():
 def row_tab():
     """One query's softmax row with and without the bias, and each head's span."""
     st.subheader(t("alibi.row.header"))
-    with errors_shown():
+    unused_controls(t("param.head"), t("param.causal"), reason=t("alibi.unused.row"))
+    with errors_shown("setting"):
         with controls():
             c1, c2, c3 = st.columns([2, 2, 1])
             with c1:
@@ -228,7 +233,8 @@ def row_tab():
 def long_tab():
     """The bias far beyond the training length, and the attention it leaves there."""
     st.subheader(t("alibi.long.header"))
-    with errors_shown():
+    unused_controls(t("param.seq_len"), t("param.head"), t("param.causal"), reason=t("alibi.unused.long"))
+    with errors_shown("setting"):
         with controls():
             train = st.select_slider(
                 t("alibi.ctl.train"),
@@ -279,7 +285,7 @@ def long_tab():
 
 
 intro("alibi")
-with errors_shown():
+with errors_shown("setting"):
     with controls():
         c1, c2, c3, c4 = st.columns(4)
         with c1:

@@ -55,22 +55,23 @@ def _mask(mask, title_key, notice_key, colorscale, token, words, key):
 
 
 intro("xlnet")
-with errors_shown():
-    with controls():
-        c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
-        with c1:
-            length = widgets.number(FAMILY.param("seq_len"), key="len", maximum=MAX_TOKENS)
-        with c2:
-            seed = widgets.number(FAMILY.param("seed"), key="seed", slider=False)
-        with c3:
-            st.button(t("xlnet.shuffle"), on_click=_shuffle, icon=":material/shuffle:")
-        typed = st.text_input(
-            t("xlnet.ctl.order"),
-            key="order",
-            bind="query-params",
-            placeholder="3,1,0,2",
-            help=t("xlnet.ctl.order.help"),
-        )
+with controls():
+    c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
+    with c1:
+        length = widgets.number(FAMILY.param("seq_len"), key="len", maximum=MAX_TOKENS)
+    with c2:
+        seed = widgets.number(FAMILY.param("seed"), key="seed", slider=False)
+    with c3:
+        st.button(t("xlnet.shuffle"), on_click=_shuffle, icon=":material/shuffle:")
+    typed = st.text_input(
+        t("xlnet.ctl.order"),
+        key="order",
+        bind="query-params",
+        placeholder="3,1,0,2",
+        help=t("xlnet.ctl.order.help"),
+    )
+# with a typed order, the order is all the page reads: length and seed are not used
+with errors_shown("order" if typed.strip() else "setting"):
     if typed.strip():
         order = cache.call(xlnet.parse_order, typed, MAX_TOKENS)
         st.caption(t("xlnet.typed", n=len(order)))

@@ -58,7 +58,8 @@ class Loaded:
 
 
 def pick_source(suffix: str = "") -> tuple | None:
-    """The model chosen with the source controls: ``(source, name)``, or None while nothing is chosen."""
+    """The model chosen with the source controls: ``(source, name, kind)``, or None while nothing is chosen; ``kind``
+    says what the user gave ("file", "path" or "cached"), for the first words of an error about it."""
     origin = widgets.url_radio(
         t("inspect.ctl.origin"),
         list(ORIGINS),
@@ -74,7 +75,12 @@ def pick_source(suffix: str = "") -> tuple | None:
             max_upload_size=UPLOAD_MB,
             help=t("inspect.ctl.upload.help", mb=UPLOAD_MB),
         )
-        return (upload.getvalue(), upload.name) if upload is not None else None
+        # Streamlit's uploader refuses a larger file in the browser, before the page can see it: say the limit and
+        # the way round it here, where the refusal appears
+        st.caption(
+            t("inspect.upload.limit", mb=UPLOAD_MB, path=t("inspect.origin.path"), cache=t("inspect.origin.cache"))
+        )
+        return (upload.getvalue(), upload.name, "file") if upload is not None else None
     if origin == "path":
         path = st.text_input(
             t("inspect.ctl.path"),
@@ -83,21 +89,21 @@ def pick_source(suffix: str = "") -> tuple | None:
             placeholder="~/models/bert-base-uncased",
             help=t("inspect.ctl.path.help"),
         ).strip()
-        return (path, path) if path else None
+        return (path, path, "path") if path else None
     models = ckpt.list_cached_models()  # a directory listing, read anew so a new download shows up
     if not models:
         st.info(t("inspect.cache.empty", folder=str(ckpt.hf_cache_dir())))
         return None
     names = [m.name for m in models]
     name = st.selectbox(t("inspect.ctl.cached"), names, key=f"model{suffix}", bind="query-params")
-    return str(models[names.index(name)].path), name
+    return str(models[names.index(name)].path), name, "cached"
 
 
 def load(chosen: tuple, *, key_widget: str | None) -> Loaded | None:
     """Load the chosen model's position table; with ``key_widget``, let the user pick any candidate tensor.
 
     A RoPE model has no table: its frequencies are shown instead (and None is returned)."""
-    source, name = chosen
+    source, name, _ = chosen
     digest = ckpt.fingerprint(source)
     candidates = cache.candidates(source, digest, name=name)
     try:
@@ -196,6 +202,26 @@ def hand_over(loaded: Loaded) -> None:
         )
 
 
+def notice(key: str) -> str:
+    """The "what to notice" caption ``key``, written for a table that orders its positions; for a table that reads
+    like random noise or has too few positions, the caption ``key.random`` or ``key.tiny`` says what is shown
+    instead (``reading`` is the core's verdict on the loaded table, None if it could not be read)."""
+    suffix = "" if reading is None or reading.kind == "ordered" else f".{reading.kind}"
+    return t(key + suffix, n=loaded.table.shape[0])
+
+
+def show_reading() -> None:
+    """The core's verdict on the loaded table: ordered, random-looking or tiny, with the probe that decides it."""
+    if reading.kind == "tiny":
+        st.info(t("inspect.reading.tiny", n=reading.n_positions), icon=":material/grid_on:")
+        return
+    probe, guess = f"{reading.probe:.1f}", f"{reading.guess:.1f}"
+    if reading.kind == "ordered":
+        st.markdown(t("inspect.reading.ordered", probe=probe, guess=guess))
+    else:
+        st.info(t("inspect.reading.random", probe=probe, guess=guess), icon=":material/grain:")
+
+
 def t5_view(loaded: Loaded) -> None:
     found = loaded.found
     show(
@@ -225,7 +251,7 @@ def table_tab() -> None:
     )
     if found.offset:
         fig = inspect_figures.mark_rows(fig, found.offset, t("inspect.offset.mark", offset=found.offset))
-    show(fig, notice=t("inspect.table.notice"), key="table", data=found.matrix, name="checkpoint_table")
+    show(fig, notice=notice("inspect.table.notice"), key="table", data=found.matrix, name="checkpoint_table")
     norms = loaded(posviz.row_norms)
     n, d = loaded.table.shape
     show(
@@ -236,7 +262,7 @@ def table_tab() -> None:
             x_title=t("axis.position"),
             y_title="‖PE(p)‖",
         ),
-        notice=t("inspect.norms.notice"),
+        notice=notice("inspect.norms.notice"),
         key="norms",
         data={"position": range(n), "row_norm": norms},
         name="checkpoint_row_norms",
@@ -249,7 +275,7 @@ def similarity_tab() -> None:
     n = loaded.table.shape[0]
     show(
         similarity_heatmap(sim, positions, n),
-        notice=t("inspect.similarity.notice"),
+        notice=notice("inspect.similarity.notice"),
         key="similarity",
         data=sim,
         name="checkpoint_similarity",
@@ -264,7 +290,7 @@ def similarity_tab() -> None:
             x_title=t("inspect.axis.offset"),
             y_title=t("inspect.axis.cosine"),
         ),
-        notice=t("inspect.offset.notice"),
+        notice=notice("inspect.offset.notice"),
         key="offset",
         data={"offset": offsets, "mean_cosine": cosine, "sinusoidal_mean_cosine": ref_cosine},
         name="checkpoint_offset_profile",
@@ -291,7 +317,7 @@ def projection_tab() -> None:
             y_title=t("learned.axis.component", k=2),
             colorbar_title=t("axis.position"),
         ),
-        notice=t("inspect.projection.notice")
+        notice=notice("inspect.projection.notice")
         + (" " + t("learned.sampled", shown=len(where), n=n) if len(where) < n else ""),
         key="projection",
         data={"position": where, "x": coords[:, 0], "y": coords[:, 1]},
@@ -305,7 +331,7 @@ def spectrum_tab() -> None:
         loaded(analysis.position_spectrum),
         d,
         table_name=loaded.name,
-        notice=t("inspect.spectrum.notice"),
+        notice=notice("inspect.spectrum.notice"),
         stem="checkpoint",
         reference_power=cache.call(learned.sinusoidal_spectrum, n, d).mean_power,
     )
@@ -315,7 +341,9 @@ def probe_tab() -> None:
     n, d = loaded.table.shape
     random_params = (("d_model", d), ("init", "random"), ("n_positions", n), ("seed", 0), ("std", 0.02))
     probes = {
-        loaded.name: loaded(analysis.sampled_position_probe, PROBE_POSITIONS),
+        loaded.name: reading.probe
+        if reading is not None and reading.probe is not None
+        else loaded(analysis.sampled_position_probe, PROBE_POSITIONS),
         t("inspect.sinusoidal"): cache.analyse(
             analysis.sampled_position_probe, "sinusoidal", loaded.sinusoidal_params, PROBE_POSITIONS
         ),
@@ -330,7 +358,7 @@ def probe_tab() -> None:
             x_title=t("learned.axis.table"),
             y_title=t("learned.axis.probe"),
         ),
-        notice=t("inspect.probe.notice"),
+        notice=notice("inspect.probe.notice"),
         key="probe",
         data={"table": list(probes), "mean_abs_error": list(probes.values())},
         name="checkpoint_probe",
@@ -377,7 +405,9 @@ def compare_tab() -> None:
     chosen = pick_source("2")
     if chosen is None:
         return
-    other = load(chosen, key_widget=None)
+    other = None
+    with errors_shown(chosen[2]):
+        other = load(chosen, key_widget=None)
     if other is None:
         return
     if other.found.kind != "absolute":
@@ -430,13 +460,13 @@ def compare_tab() -> None:
 
 
 intro("inspect")
-loaded = None
+loaded = reading = None
 with controls():
     chosen = pick_source()
 if chosen is None:
     st.info(t("inspect.empty"))
 else:
-    with errors_shown():
+    with errors_shown(chosen[2]):
         loaded = load(chosen, key_widget="tensor")
 if loaded is not None:
     found = loaded.found
@@ -455,9 +485,12 @@ if loaded is not None:
         st.info(t("inspect.offset", offset=found.offset, rows=found.matrix.shape[0], positions=loaded.table.shape[0]))
     hand_over(loaded)
     if found.kind == "t5_bias":
-        with errors_shown():
+        with errors_shown("table"):
             t5_view(loaded)
     else:
+        with errors_shown("table"):
+            reading = loaded(analysis.read_table, PROBE_POSITIONS)
+            show_reading()
         DRAW = {
             "table": table_tab,
             "similarity": similarity_tab,
@@ -467,4 +500,4 @@ if loaded is not None:
             "sinusoidal": sinusoidal_tab,
             "compare": compare_tab,
         }
-        lazy_tabs("inspect", DRAW)  # only the open tab computes
+        lazy_tabs("inspect", DRAW, kind="table")  # only the open tab computes

@@ -330,11 +330,12 @@ with controls():
             help=t("lab.ctl.encodings.help"),
         )
 runs = {}
-with errors_shown():
+with errors_shown("lab"):
     runs = {e: r for e in chosen if (r := training.queue().result(config_of(e))) is not None}
     absent = [e for e, s in statuses("train", [e for e in chosen if e not in runs]).items() if s.state == "absent"]
     if absent:
-        st.info(t("lab.missing", missing=", ".join(absent), steps=steps))
+        named = [t("lab.encoding", code=e, name=t(f"lab.name.{e}")) for e in absent]
+        st.info(t("lab.missing", missing=t("list.sep").join(named), steps=steps))
     if len(runs) < len(chosen):
         runs_controls("train", list(chosen), "start", t("lab.start"))
 if runs:

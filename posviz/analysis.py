@@ -471,6 +471,53 @@ def constant_guess_error(n_positions: int) -> float:
     return float((n * n // 4) / n)
 
 
+#: Fewer positions than this and a table is too short to judge: the probe's five folds hold three positions or
+#: fewer each, and a table of pure noise then scores anywhere from about 0.8 to 1.2 times the constant guess.
+TINY_POSITIONS = 16
+#: A probe error of at least this share of the constant guess reads as noise. Tables of N(0, 0.02^2) noise score
+#: 0.8-1.2 times the guess at 16 positions and 0.94-1.06 from 64 on; the sinusoidal table a few thousandths of it,
+#: the trained example of ``assets/trained`` a quarter.
+NOISE_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class TableReading:
+    """What a position table looks like as a whole, from its size and its position probe.
+
+    ``kind`` is "tiny" (fewer than ``TINY_POSITIONS`` positions: too few to tell), "random" (the probe reads its
+    positions no better than ``NOISE_SHARE`` of always guessing the middle: what an untrained table looks like) or
+    "ordered" (a linear map reads its positions: what a trained or a formula table looks like). ``probe`` is
+    :func:`sampled_position_probe` of the table (None below the probe's 10 positions), ``guess`` the
+    :func:`constant_guess_error` of its ``n_positions``.
+    """
+
+    kind: str
+    n_positions: int
+    probe: float | None
+    guess: float
+
+
+def read_table(table, limit: int = 1024) -> TableReading:
+    """Whether a table is tiny, reads like random noise, or orders its positions (see :class:`TableReading`).
+
+    The verdict follows the probe of Wang & Chen (2020): a table of noise scores about the error of always guessing
+    the middle, n / 4, a table that encodes positions a small fraction of it; below ``TINY_POSITIONS`` rows the
+    probe cannot separate the two. The probe reads at most ``limit`` evenly spaced positions."""
+    shape = table.shape if hasattr(table, "shape") else np.shape(table)
+    n = int(shape[0]) if len(shape) == 2 else 0
+    if n == 0:
+        _checks.finite_table(np.asarray(table))  # the sentence a student gets for a table that is not one
+    probe = sampled_position_probe(table, limit) if n >= 2 * 5 else None  # five folds of two positions at least
+    guess = constant_guess_error(n)
+    if n < TINY_POSITIONS:
+        kind = "tiny"
+    elif probe >= NOISE_SHARE * guess:
+        kind = "random"
+    else:
+        kind = "ordered"
+    return TableReading(kind, n, probe, guess)
+
+
 def table_digest(table) -> str:
     """sha256 of a table's shape, dtype and bytes: a short cache key for an array that has no parameters."""
     import hashlib

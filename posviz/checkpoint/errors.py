@@ -9,7 +9,11 @@ from __future__ import annotations
 
 #: Largest file accepted as bytes (an upload), and largest file that has to be read whole (an old-style PyTorch
 #: pickle, an .npz member). Paths to safetensors and zip PyTorch files have no limit: only the table is read.
-MAX_UPLOAD_BYTES = 512 * 1024**2
+#: 500 MB, the one upload limit of the app: the inspector's uploader and the server's ``server.maxUploadSize``
+#: (.streamlit/config.toml) say the same number, in the megabytes of 1024 x 1024 bytes that Streamlit's server
+#: counts. Not 512: outside Windows, Streamlit's uploader shows sizes in units of 1000 and switches to gigabytes
+#: above 500 of them, so 512 MB read "1GB per file" there. BERT-base (440 MB) fits; GPT-2 (548 MB) opens from a path.
+MAX_UPLOAD_BYTES = 500 * 1024**2
 
 #: Most arrays an .npz file may hold.
 MAX_NPZ_MEMBERS = 1024

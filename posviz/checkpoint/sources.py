@@ -78,6 +78,8 @@ def fingerprint(source) -> str:
         digest.update(source)
         return digest.hexdigest()
     path = Path(source).expanduser().resolve()
+    if not path.exists():  # the loader's own sentence, not an OSError, for a mistyped path
+        raise CheckpointError(f"{Path(source).expanduser()} does not exist")
     files = [path] if not path.is_dir() else sorted(p for p in (*path.glob("*"), *path.glob("*/*")) if p.is_file())
     digest.update(f"path:{path}".encode())
     for file in files:

@@ -35,6 +35,7 @@ __all__ = [
     "similarity_heatmap",
     "spectrum_views",
     "t",
+    "unused_controls",
     "widgets",
 ]
 
@@ -221,24 +222,49 @@ def spectrum_views(spectrum, width: int, *, table_name: str, notice: str, stem: 
     )
 
 
+#: What the user gave, which a core error is about: the first words of the message say it ("This file could not be
+#: read: ..."), from the catalog key ``error.input.<kind>``.
+INPUT_KINDS = (
+    "setting",  # controls and link values: a size, a base, a head count ...
+    "file",  # an uploaded model file
+    "path",  # a typed local path to a model file or folder
+    "cached",  # a model picked from the local Hugging Face cache
+    "table",  # a loaded table that an analysis cannot use
+    "order",  # a typed factorisation order
+    "config",  # a typed or pasted config.json
+    "sentence",  # a typed sentence
+    "lab",  # the training lab's runs and the server's settings for them
+)
+
+
 @contextlib.contextmanager
-def errors_shown():
-    """Show a core ``ValueError`` / ``IndexError`` as a readable message instead of a traceback."""
+def errors_shown(kind: str):
+    """Show a core ``ValueError`` / ``IndexError`` as a readable message instead of a traceback, starting with what
+    was wrong: ``kind`` (one of ``INPUT_KINDS``) is what the user gave that the code in the block reads."""
+    if kind not in INPUT_KINDS:
+        raise TypeError(f"errors_shown() takes one of {INPUT_KINDS}, not {kind!r}")
     try:
         yield
     except (ValueError, IndexError) as exc:
-        st.error(t("error.bad_input", message=str(exc)))
+        st.error(t(f"error.input.{kind}", message=str(exc)))
 
 
-def lazy_tabs(page: str, draw: dict, *, label: str = "{page}.tab.{code}") -> None:
+def lazy_tabs(page: str, draw: dict, *, label: str = "{page}.tab.{code}", kind: str = "setting") -> None:
     """One tab per entry of ``draw`` (code -> function that draws it), labelled from the catalog key ``label``;
-    only the open tab's function runs, inside ``errors_shown``, and its code is kept in the URL
+    only the open tab's function runs, inside ``errors_shown(kind)``, and its code is kept in the URL
     (``widgets.url_tabs``)."""
     tabs = widgets.url_tabs({code: t(label.format(page=page, code=code)) for code in draw})
     for code, func in draw.items():
-        with tabs[code], errors_shown():
+        with tabs[code], errors_shown(kind):
             if tabs[code].open:
                 func()
+
+
+def unused_controls(*labels: str, reason: str) -> None:
+    """Say at the top of a tab which of the page's controls above it does not use (``labels``, as the controls show
+    them) and ``reason``, what it reads instead, so that a student who moves one and sees nothing change knows why."""
+    listed = t("list.sep").join(f"**{label}**" for label in labels)
+    st.caption(":material/info: " + t("controls.unused", controls=listed, reason=reason))
 
 
 #: Where other pages leave position tables for this session: name -> (positions, dims) array. The checkpoint

@@ -139,7 +139,7 @@ def check_upload(data: bytes, name: str, what: str, tab: str = "table", proj: st
     outcome = expected(data, name)
     if isinstance(outcome, posviz.CheckpointError):
         errors = [e.value for e in at.error]
-        assert errors == [tr("en", "error.bad_input", message=str(outcome))], f"{what}: errors {errors}"
+        assert errors == [tr("en", "error.input.file", message=str(outcome))], f"{what}: errors {errors}"
         assert not figures(at), f"{what}: a chart is shown for a refused file"
     else:  # an analysis of the open tab may refuse an odd table (say, identical rows): an st.error, not a crash
         shows(at, outcome, f"{name} · {outcome.key}", tab, what)

@@ -11,6 +11,8 @@ from posviz import attention_demo as demo
 
 from ._support import PAGE_FILES, PAGE_NAMES, as_array, assert_clean, assert_matrix, figures, open_page, title, tr
 
+OWN_EXAMPLE = "own"
+
 
 def attention_panels(fig: dict) -> tuple[np.ndarray, np.ndarray]:
     left, right = (trace for trace in fig["data"] if trace["type"] == "heatmap")
@@ -112,7 +114,7 @@ def test_a_causal_mask_without_positions_changes_the_outputs(example):
 
 
 def test_tokens_with_the_same_prefix_keep_their_output_under_the_mask():
-    at = open_page("home", query={"seed": "41", "causal": "true"}, lang="zh")
+    at = open_page("home", query={"ex": "dog", "seed": "41", "causal": "true"}, lang="zh")
     expected = check_charts(at, demo.EXAMPLES["dog"], 41, positions=False, back=False, causal=True)
     bar, _ = bars(figures(at)[1])
     assert bar[2:].max() < 1e-12 < 1e-3 < bar[:2].min()  # "dog the bit the man": from "bit" on, nothing moved
@@ -197,7 +199,7 @@ def test_a_sentence_too_short_to_shuffle_gets_a_message(text, message):
     at = open_page("home", query={"ex": "own", "text": text})
     assert not at.exception
     assert len(at.error) == 1 and message in at.error[0].value
-    assert at.error[0].value.startswith(tr("en", "error.bad_input", message="")[:20])
+    assert at.error[0].value.startswith(tr("en", "error.input.sentence", message="")[:20])
     assert figures(at) == []
     assert len(at.get("page_link")) > len(PAGE_NAMES)  # the rest of the page still draws
 
@@ -237,3 +239,55 @@ def test_the_tour_opens_the_right_views():
     assert {url_of_file[PAGE_FILES[name]] for name in tools} <= {page for page, _ in links.values()}
     for name in tools:
         assert tr("en", f"home.more.{name}") in [c.value for c in at.caption]
+
+
+def test_every_family_card_opens_its_own_family():
+    """A card links to its family's page and, on a page that teaches two families (Relative: Shaw and T5), to that
+    family's tab: the link's target, opened as a student would, draws that family's own matrix."""
+    import posviz
+
+    at = open_page("home")
+    by_label = {p.proto.label: p.proto for p in at.get("page_link")}
+    for fam in posviz.FAMILIES.values():
+        link = by_label[tr("en", f"family.{fam.key}.name")]
+        page = {path: name for name, path in PAGE_FILES.items()}[fam.page]
+        assert link.page == page, fam.key
+        query = dict(pair.split("=") for pair in link.query_string.split("&") if pair)
+        opened = open_page(page, query=query)
+        assert_clean(opened)
+        if fam.key in ("shaw", "t5"):
+            assert opened.session_state["tab.code"] == fam.key
+            matrix = as_array(figures(opened)[0]["data"][0]["z"])
+            expected = fam.build(**{**fam.defaults(), "seq_len": matrix.shape[0]})
+            np.testing.assert_array_equal(matrix, expected)  # Shaw's clipped index, or T5's bucket of every pair
+    t5 = by_label[tr("en", "family.t5.name")]
+    assert (t5.page, t5.query_string) == ("relative", "tab=t5")  # not the Shaw tab the page opens on
+
+
+@pytest.mark.parametrize(("lang", "example"), [("en", "dog"), ("zh", "zh_dog")])
+def test_the_first_example_is_in_the_language_of_the_page(lang, example):
+    at = open_page("home", lang=lang)
+    check_charts(at, demo.EXAMPLES[example], 0, positions=False, back=False)
+    assert at.radio(key="ex").value == example and "ex" not in at.query_params  # the default: not in the link
+    at.radio(key="ex").set_value(OWN_EXAMPLE).run()
+    assert at.text_input(key="text").value == {"en": "time flies like an arrow", "zh": "光阴似箭，日月如梭"}[lang]
+
+
+def test_the_example_follows_a_language_switch_until_one_is_chosen():
+    at = open_page("home")
+    assert at.radio(key="ex").value == "dog"
+    at.run()  # (AppTest drops a widget change made right after Home's very first run)
+    at.radio(key="lang").set_value("zh").run()  # the sidebar's language switch
+    assert at.radio(key="ex").value == "zh_dog"
+    assert title(figures(at)[0]) == tr("zh", "home.attention")
+    check_charts(at, demo.EXAMPLES["zh_dog"], 0, positions=False, back=False)
+    at.radio(key="ex").set_value("book").run()  # a choice of one's own stays, in either language
+    at.radio(key="lang").set_value("en").run()
+    assert at.radio(key="ex").value == at.query_params["ex"] == "book"
+    check_charts(at, demo.EXAMPLES["book"], 0, positions=False, back=False)
+
+
+def test_a_link_that_names_an_example_keeps_it_in_the_other_language():
+    at = open_page("home", query={"ex": "dog"}, lang="zh")
+    assert at.radio(key="ex").value == "dog"
+    check_charts(at, demo.EXAMPLES["dog"], 0, positions=False, back=False)

@@ -92,7 +92,7 @@ def test_the_scan_finds_the_calls():
     assert {
         "xlnet.shuffle",
         "alibi.bias",
-        "error.bad_input",
+        "controls.unused",
         "alibi.bias.notice.causal",
         "alibi.bias.notice.symmetric",
     } <= literal
@@ -254,3 +254,23 @@ def test_chinese_strings_have_no_space_between_two_characters(path):
         if key == "xlnet.sentence":
             continue
         assert not re.search(r"[\u4e00-\u9fff，。；：、] +[\u4e00-\u9fff]", text), (key, text)
+
+
+_FULL_WIDTH = "，。；：、！？（）“”《》"
+_STRAY = re.compile(
+    rf"[\u4e00-\u9fff{_FULL_WIDTH}] +[{_FULL_WIDTH}]|[{_FULL_WIDTH}] +[\u4e00-\u9fff]"
+    r"|[\u4e00-\u9fff] +——|—— +[\u4e00-\u9fff]"
+)
+
+
+@pytest.mark.parametrize(
+    "path", [*sorted((I18N / "zh").glob("*.json")), *sorted(TEXTS.glob("*.zh.md"))], ids=lambda p: p.name
+)
+def test_no_space_next_to_chinese_punctuation(path):
+    """Full-width punctuation and the Chinese dash carry their own spacing: "**特征** —— 在" reads as a gap."""
+    if path.suffix == ".json":
+        texts = {k: v for k, v in json.loads(path.read_text(encoding="utf-8")).items() if k != "xlnet.sentence"}
+    else:
+        texts = {path.name: path.read_text(encoding="utf-8")}
+    stray = {key: match.group(0) for key, text in texts.items() for match in [_STRAY.search(text)] if match}
+    assert not stray, stray

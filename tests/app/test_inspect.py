@@ -20,7 +20,7 @@ from posviz.encodings import rope_configs
 from posviz.encodings import sinusoidal as sin
 from posviz.ui import SESSION_TABLES
 
-from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, visit_tabs
+from ._support import ROOT, as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, visit_tabs
 
 TABS = ["table", "similarity", "projection", "spectrum", "probe", "sinusoidal", "compare"]
 OCTETS = "application/octet-stream"
@@ -239,7 +239,7 @@ def test_files_that_are_not_models_get_a_sentence(data, message):
     assert len(at.error) == 1
     with pytest.raises(posviz.CheckpointError) as info:
         posviz.load_position_embeddings(data, name="model.safetensors")
-    assert at.error[0].value == tr("en", "error.bad_input", message=str(info.value))
+    assert at.error[0].value == tr("en", "error.input.file", message=str(info.value))
     if message:
         assert message.lower() in str(info.value).lower()
 
@@ -250,7 +250,7 @@ def test_truncated_safetensors_is_a_clear_error(models):
     assert not at.exception
     (error,) = [e.value for e in at.error]
     expected = _error_of(data[: len(data) // 2])
-    assert isinstance(expected, posviz.CorruptFile) and error == tr("en", "error.bad_input", message=str(expected))
+    assert isinstance(expected, posviz.CorruptFile) and error == tr("en", "error.input.file", message=str(expected))
 
 
 def _error_of(data):
@@ -338,7 +338,113 @@ def test_presentation_mode_and_csv_with_a_loaded_model(models):
         tr("zh", "inspect.table", tensor="transformer.wpe.weight"),
         tr("zh", "inspect.norms"),
     ]
-    assert tr("zh", "inspect.table.notice") in [c.value for c in at.caption]
+    assert tr("zh", "inspect.table.notice.random") in [c.value for c in at.caption]  # an untrained GPT-2
     summary = tr("zh", "inspect.summary", tensor="transformer.wpe.weight", rows=64, dims=32, dtype="float32",
                  format="safetensors", known=tr("zh", "inspect.known.wpe.weight"))  # fmt: skip
     assert summary in [m.value for m in at.markdown]
+
+
+# --------------------------------------------------------------------------------------------- the upload limit
+
+
+def test_one_upload_limit_everywhere_and_said_before_the_upload():
+    """The core's limit is what the uploader enforces in the browser, what the server accepts
+    (.streamlit/config.toml), what its help says and what the sentence under it says, with the way round it."""
+    import tomllib
+
+    mb = posviz.MAX_UPLOAD_BYTES // 1024**2
+    assert posviz.MAX_UPLOAD_BYTES == mb * 1024**2  # whole megabytes of 1024 x 1024 bytes, as the server counts
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["server"]["maxUploadSize"] == mb
+    # Streamlit's uploader writes sizes in decimal units and switches to gigabytes above 500 of them (outside
+    # Windows): a limit above 500 MB would read "1GB per file" on it
+    assert mb <= 500
+    for lang in ("en", "zh"):
+        at = open_page("inspect", lang=lang)
+        assert_clean(at)
+        uploader = at.file_uploader(key="upload").proto
+        assert uploader.max_upload_size_mb == mb
+        assert uploader.help == tr(lang, "inspect.ctl.upload.help", mb=mb) and f"{mb} MB" in uploader.help
+        sentence = tr(lang, "inspect.upload.limit", mb=mb, path=tr(lang, "inspect.origin.path"),
+                      cache=tr(lang, "inspect.origin.cache"))  # fmt: skip
+        assert sentence in [c.value for c in at.caption]
+        # the sentence names both ways round the limit, as the source radio labels them, and the two checkpoints
+        for needed in (f"{mb} MB", tr(lang, "inspect.origin.path"), tr(lang, "inspect.origin.cache"), "BERT-base",
+                       "440 MB", "GPT-2", "548 MB"):  # fmt: skip
+            assert needed in sentence, needed
+    # BERT-base's pytorch_model.bin (440,473,133 bytes) can be uploaded; GPT-2's model.safetensors (548,105,171
+    # bytes) cannot, which is why the sentence sends it to a path
+    assert 440_473_133 <= mb * 10**6 < 548_105_171 and 548_105_171 > posviz.MAX_UPLOAD_BYTES
+
+
+def test_a_file_larger_than_the_limit_that_reaches_the_loader_gets_the_loader_sentence(monkeypatch):
+    """The browser refuses a larger file before the page sees it (the e2e test checks that); if one reached the
+    loader anyway, the page says so as a file that could not be read, with the advice to open it from a path."""
+    import posviz.checkpoint.sources as sources
+
+    monkeypatch.setattr(sources, "MAX_UPLOAD_BYTES", 100)
+    at = upload(open_page("inspect"), _npy(np.zeros((8, 8))), name="big.npy")
+    (error,) = [e.value for e in at.error]
+    assert error.startswith(tr("en", "error.input.file", message="")) and "local path" in error
+    assert not figures(at)
+
+
+# -------------------------------------------------------------------------- captions for random, tiny, trained
+
+
+NOTICE_TABS = {  # tab -> the caption keys its figures carry, in order
+    "table": ["inspect.table.notice", "inspect.norms.notice"],
+    "similarity": ["inspect.similarity.notice", "inspect.offset.notice"],
+    "projection": ["inspect.projection.notice"],
+    "spectrum": ["inspect.spectrum.notice"],
+    "probe": ["inspect.probe.notice"],
+}
+
+
+def captions_by_tab(at, lang: str) -> dict:
+    view = visit_tabs(at, "inspect", list(NOTICE_TABS), lang=lang)
+    assert not view.exceptions and not view.errors, view.exceptions + view.errors
+    found = {}
+    for tab in NOTICE_TABS:
+        at.session_state["tab"] = tr(lang, f"inspect.tab.{tab}")
+        at.run()
+        found[tab] = [c.value for c in at.caption]
+    return found
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    ("kind", "make"),
+    [
+        # what BERT and GPT-2 start from, N(0, 0.02^2): a probe reads nothing in it
+        ("random", lambda: np.random.default_rng(11).normal(0.0, 0.02, size=(96, 32))),
+        # the trained example of the Learned page (3,000 steps): positions readable to a few places
+        ("ordered", lambda: np.load(ROOT / "assets" / "trained" / "example_positions.npy")),
+        ("tiny", lambda: np.random.default_rng(12).normal(size=(12, 6))),
+    ],
+)
+def test_captions_say_what_a_random_a_tiny_and_a_trained_table_show(lang, kind, make):
+    table = make()
+    n = table.shape[0]
+    at = upload(open_page("inspect", lang=lang), _npy(table), name=f"{kind}.npy")
+    assert_clean(at)
+    # the verdict, from the probe computed here: noise scores about n/4 (always guessing the middle), a table that
+    # encodes positions a fraction of it; a table of 12 rows is too short to tell
+    guess = np.mean(np.abs(np.arange(n) - np.median(np.arange(n)).round()))
+    assert analysis.constant_guess_error(n) == pytest.approx(guess)
+    if kind == "tiny":
+        assert n < 16 and tr(lang, "inspect.reading.tiny", n=n) in [i.value for i in at.info]
+    else:
+        probe = analysis.position_probe(table)
+        assert (probe > 0.75 * guess) == (kind == "random"), (probe, guess)
+        values = {"probe": f"{probe:.1f}", "guess": f"{guess:.1f}"}
+        if kind == "random":
+            assert tr(lang, "inspect.reading.random", **values) in [i.value for i in at.info]
+        else:
+            assert tr(lang, "inspect.reading.ordered", **values) in [m.value for m in at.markdown]
+    suffix = "" if kind == "ordered" else f".{kind}"
+    for tab, shown in captions_by_tab(at, lang).items():
+        for key in NOTICE_TABS[tab]:
+            assert tr(lang, key + suffix, n=n) in shown, (tab, key + suffix)
+            others = {"", ".random", ".tiny"} - {suffix}
+            assert not [s for s in others if tr(lang, key + s, n=n) in shown], (tab, key)

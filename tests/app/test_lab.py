@@ -98,10 +98,16 @@ def trained():
     return at, visit_tabs(at, "lab", TABS)
 
 
+def named(lang: str, encodings) -> str:
+    """The encodings as the lab's status names them: each code with its label, in the language's list."""
+    labels = [tr(lang, "lab.encoding", code=e, name=tr(lang, f"lab.name.{e}")) for e in encodings]
+    return tr(lang, "list.sep").join(labels)
+
+
 def test_before_training_the_page_says_what_is_missing():
     at = open_page("lab", query={**QUERY, "seed": "7"})
     assert_clean(at)
-    assert tr("en", "lab.missing", missing=", ".join(ENCODINGS), steps=STEPS) in [i.value for i in at.info]
+    assert tr("en", "lab.missing", missing=named("en", ENCODINGS), steps=STEPS) in [i.value for i in at.info]
     assert not figures(at) and [b.label for b in at.button] == [tr("en", "lab.start")]
 
 
@@ -194,7 +200,8 @@ def test_chinese_and_the_url():
     assert at.number_input(key="steps").value == 30 and at.number_input(key="seed").value == 3
     assert at.multiselect(key="enc").value == ["rope"]
     assert [t.value for t in at.title] == [tr("zh", "page.lab")]
-    assert tr("zh", "lab.missing", missing="rope", steps=30) in [i.value for i in at.info]
+    # every encoding by its code name and its Chinese label, in a sentence that reads as Chinese
+    assert "以下编码还没有用 30 步训练过：`rope`（旋转位置编码）。" in [i.value for i in at.info]
 
 
 @pytest.mark.parametrize("query", [{"steps": "abc", "seed": "-4"}, {"enc": ["bogus"], "steps": "999999"}])
@@ -249,7 +256,7 @@ def test_start_shows_each_runs_place_and_progress_and_stop_ends_them():
     at.button(key="start-stop").click().run()
     assert_clean(at)
     assert not bars(at) and [b.label for b in at.button] == [tr("en", "lab.start")]
-    assert tr("en", "lab.missing", missing=", ".join(encodings), steps=steps) in [i.value for i in at.info]
+    assert tr("en", "lab.missing", missing=named("en", encodings), steps=steps) in [i.value for i in at.info]
     wait_for(lambda: events(config("sinusoidal", steps, 11)) == ["start", "stopped"])
     assert events(config("rope", steps, 11)) == events(config("nope", steps, 11)) == []  # dropped from the queue
 
@@ -321,4 +328,4 @@ def test_a_bad_worker_setting_is_a_sentence_on_the_page(monkeypatch):
         training.queue.clear()
     assert not at.exception
     message = "POSVIZ_LAB_WORKERS must be a whole number of at least 1; got 'many'"
-    assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=message)]
+    assert [e.value for e in at.error] == [tr("en", "error.input.lab", message=message)]

@@ -112,7 +112,7 @@ def test_a_bad_order_shows_the_core_message(typed):
     assert not at.exception
     with pytest.raises(ValueError) as info:
         xlnet.parse_order(typed, 32)
-    assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=str(info.value))]
+    assert [e.value for e in at.error] == [tr("en", "error.input.order", message=str(info.value))]
 
 
 def test_shuffle_replaces_a_typed_order():
