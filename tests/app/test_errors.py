@@ -7,7 +7,7 @@ from streamlit.testing.v1 import AppTest
 
 import posviz
 
-from ._support import TIMEOUT, assert_matrix, figures, heatmap_z, open_page, tr
+from ._support import TIMEOUT, assert_clean, assert_matrix, figures, heatmap_z, open_page, tr
 
 
 def core_message(func, *args, **kwargs) -> str:
@@ -45,13 +45,21 @@ def test_t5_settings_that_cannot_work_show_an_error(controls, kwargs):
     assert_matrix(heatmap_z(figures(at)[0]), posviz.shaw_relative_index(32, 32, 8))
 
 
-def test_odd_head_dim_from_the_url_shows_an_error():
-    """The slider steps by 2 but a hand-edited URL can say head_dim=7: RoPE cannot rotate an odd dimension."""
+def test_odd_head_dim_from_the_url_is_named_and_the_page_stays():
+    """The slider steps by 2 but a hand-edited URL can say head_dim=7: the control takes only even values, so the
+    link's notice names it, the default is drawn and the page stays RoPE; typed into the box, 7 goes to the nearest
+    even value with a message under the box."""
     at = open_page("rope", query={"head_dim": "7"})
-    assert not at.exception, [e.value for e in at.exception]
-    message = core_message(posviz.rope_inv_freq, 7)
-    assert [e.value for e in at.error] == [tr("en", "error.bad_input", message=message)]
+    assert_clean(at)
     assert [t.value for t in at.title] == [tr("en", "page.rope")]
+    assert at.slider(key="head_dim").value == 64
+    assert [t.value for t in at.toast] == [tr("en", "link.ignored", values="head_dim=7")]
+    at.number_input(key="head_dim.exact").set_value(7).run()
+    assert_clean(at)
+    used = at.slider(key="head_dim").value
+    assert used in (6, 8) and at.query_params["head_dim"] == str(used)
+    said = tr("en", "number.grid", given="7", value=str(used), step="2")
+    assert said in [c.value.removeprefix(":orange[").removesuffix("]") for c in at.caption]
 
 
 def test_error_is_shown_in_the_chosen_language():
