@@ -305,24 +305,12 @@ def shape_tab() -> None:
     st.markdown(t("pitfalls.shape.what"))
     c1, c2, _ = st.columns(3)
     with c1:
-        d_tok = st.number_input(
-            t("pitfalls.ctl.dtok"),
-            1,
-            posviz.MAX_DIM,
-            512,
-            key="dtok",
-            bind="query-params",
-            help=t("pitfalls.ctl.dtok.help"),
+        d_tok = widgets.numeric(
+            t("pitfalls.ctl.dtok"), 1, posviz.MAX_DIM, 512, key="dtok", slider=False, help=t("pitfalls.ctl.dtok.help")
         )
     with c2:
-        d_pos = st.number_input(
-            t("pitfalls.ctl.dpos"),
-            1,
-            posviz.MAX_DIM,
-            768,
-            key="dpos",
-            bind="query-params",
-            help=t("pitfalls.ctl.dpos.help"),
+        d_pos = widgets.numeric(
+            t("pitfalls.ctl.dpos"), 1, posviz.MAX_DIM, 768, key="dpos", slider=False, help=t("pitfalls.ctl.dpos.help")
         )
     versions(correct=CODE["shape.fix"], buggy=CODE["shape.bug"].format(a=d_tok, b=d_pos))
     if d_tok == d_pos:
@@ -338,14 +326,8 @@ def rope_tab() -> None:
     st.markdown(t("pitfalls.rope.what.odd"))
     odd_column, _ = st.columns([1, 2])
     with odd_column:
-        odd = st.number_input(
-            t("pitfalls.ctl.odd"),
-            1,
-            posviz.MAX_DIM,
-            65,
-            key="odd",
-            bind="query-params",
-            help=t("pitfalls.ctl.odd.help"),
+        odd = widgets.numeric(
+            t("pitfalls.ctl.odd"), 1, posviz.MAX_DIM, 65, key="odd", slider=False, help=t("pitfalls.ctl.odd.help")
         )
     if odd % 2:
         error_box(t("pitfalls.rope.torch", d=odd), cache.call(pitfalls.rope_odd_error, odd, base=base))
@@ -361,8 +343,8 @@ def rope_tab() -> None:
     st.markdown(t("pitfalls.rope.what.pairing"))
     hd_column, _ = st.columns([1, 2])
     with hd_column:
-        head_dim = st.slider(
-            t("pitfalls.ctl.hd"), 2, 256, 64, step=2, key="hd", bind="query-params", help=t("pitfalls.ctl.hd.help")
+        head_dim = widgets.numeric(
+            t("pitfalls.ctl.hd"), 2, 256, 64, key="hd", step=2, slider=True, help=t("pitfalls.ctl.hd.help")
         )
     versions(correct=CODE["rope.fix"], buggy=CODE["rope.bug"])
     offsets, trained, inference = cache.call(pitfalls.pairing_scores, head_dim, n, base=base)
@@ -389,8 +371,8 @@ def alibi_tab() -> None:
     st.markdown(t("pitfalls.alibi.what"))
     heads_column, _ = st.columns([1, 2])
     with heads_column:
-        heads = st.slider(
-            t("pitfalls.ctl.heads"), 1, 64, 12, key="heads", bind="query-params", help=t("pitfalls.ctl.heads.help")
+        heads = widgets.numeric(
+            t("pitfalls.ctl.heads"), 1, 64, 12, key="heads", slider=True, help=t("pitfalls.ctl.heads.help")
         )
     versions(correct=CODE["alibi.fix"], buggy=CODE["alibi.bug"])
     paper = cache.call(posviz.alibi_slopes, heads)
@@ -422,23 +404,23 @@ def index_tab() -> None:
     st.markdown(t("pitfalls.index.what"))
     c1, c2, _ = st.columns(3)
     with c1:
-        rows = st.number_input(
+        rows = widgets.numeric(
             t("pitfalls.ctl.rows"),
             1,
             posviz.MAX_POSITIONS,
             512,
             key="rows",
-            bind="query-params",
+            slider=False,
             help=t("pitfalls.ctl.rows.help"),
         )
     with c2:
-        position = st.number_input(
+        position = widgets.numeric(
             t("pitfalls.ctl.pos"),
             0,
             4 * posviz.MAX_POSITIONS,
             512,
             key="pos",
-            bind="query-params",
+            slider=False,
             help=t("pitfalls.ctl.pos.help"),
         )
     versions(correct=CODE["index.fix"], buggy=CODE["index.bug"].format(rows=rows, pos=position))
@@ -455,13 +437,13 @@ def float16_tab() -> None:
     st.markdown(t("pitfalls.float16.what"))
     span_column, _ = st.columns([1, 2])
     with span_column:
-        span = st.number_input(
+        span = widgets.numeric(
             t("pitfalls.ctl.span"),
             2,
             posviz.MAX_POSITIONS,
             4096,
             key="span",
-            bind="query-params",
+            slider=False,
             help=t("pitfalls.ctl.span.help"),
         )
     versions(correct=CODE["float16.fix"], buggy=CODE["float16.bug"])

@@ -216,7 +216,7 @@ def precision_tab() -> None:
 def shift_tab() -> None:
     statement("shift")
     with controls():
-        k = st.number_input(t("claims.ctl.k"), 1, 511, 5, key="k", bind="query-params", help=t("claims.ctl.k.help"))
+        k = widgets.numeric(t("claims.ctl.k"), 1, 511, 5, key="k", slider=False, help=t("claims.ctl.k.help"))
     found = evidence("shift", k=k)
     show(
         heatmap(

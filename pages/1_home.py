@@ -83,9 +83,7 @@ def sentence_controls() -> tuple[str, int, bool, bool, bool]:
                 help=t("home.ctl.text.help", max=demo.MAX_TOKENS),
             )
     with right:
-        seed = st.number_input(
-            t("home.ctl.seed"), 0, 9999, 0, key="seed", bind="query-params", help=t("home.ctl.seed.help")
-        )
+        seed = widgets.numeric(t("home.ctl.seed"), 0, 9999, 0, key="seed", slider=False, help=t("home.ctl.seed.help"))
         positions = st.toggle(t("home.ctl.pe"), False, key="pe", bind="query-params", help=t("home.ctl.pe.help"))
         causal = st.toggle(
             t("home.ctl.causal"), False, key="causal", bind="query-params", help=t("home.ctl.causal.help")

@@ -115,13 +115,13 @@ def shift_tab() -> None:
     )
     k_column, _ = st.columns([1, 2])
     with k_column:
-        k = st.number_input(
+        k = widgets.numeric(
             t("sinusoidal.ctl.k"),
             1,
             posviz.MAX_POSITIONS - 1,
             1,
             key="k",
-            bind="query-params",
+            slider=False,
             help=t("sinusoidal.ctl.k.help"),
         )
     if d % 2:
@@ -230,13 +230,13 @@ def projection_tab() -> None:
 def extrapolation_tab() -> None:
     train_column, _ = st.columns([1, 2])
     with train_column:
-        train = st.number_input(
+        train = widgets.numeric(
             t("sinusoidal.ctl.train"),
             1,
             posviz.MAX_POSITIONS,
             64,
             key="train",
-            bind="query-params",
+            slider=False,
             help=t("sinusoidal.ctl.train.help"),
         )
     positions, share, excess = cache.call(sin.sinusoidal_beyond_training, n, d, train, base=base, layout=layout)
@@ -301,13 +301,13 @@ def precision_tab() -> None:
     unused_controls(t("param.n_positions"), t("param.layout"), reason=t("sinusoidal.unused.precision"))
     c1, c2 = st.columns(2)
     with c1:
-        span = st.number_input(
+        span = widgets.numeric(
             t("sinusoidal.ctl.span"),
             2,
             posviz.MAX_POSITIONS,
             posviz.MAX_POSITIONS,
             key="span",
-            bind="query-params",
+            slider=False,
             help=t("sinusoidal.ctl.span.help"),
         )
     with c2:

@@ -41,12 +41,12 @@ def animation(head_dim, base):
     st.subheader(t("rope.anim.header"))
     c1, c2 = st.columns(2)
     with c1:
-        length = st.slider(
-            t("rope.ctl.anim_len"), 8, 120, 64, key="anim_len", bind="query-params", help=t("rope.ctl.anim_len.help")
+        length = widgets.numeric(
+            t("rope.ctl.anim_len"), 8, 120, 64, key="anim_len", slider=True, help=t("rope.ctl.anim_len.help")
         )
     with c2:
-        count = st.slider(
-            t("rope.ctl.anim_pairs"), 2, 6, 4, key="anim_pairs", bind="query-params", help=t("rope.ctl.anim_pairs.help")
+        count = widgets.numeric(
+            t("rope.ctl.anim_pairs"), 2, 6, 4, key="anim_pairs", slider=True, help=t("rope.ctl.anim_pairs.help")
         )
     with errors_shown("setting"):
         inv, _ = cache.call(rope.rope_inv_freq, head_dim, base=base)
@@ -94,19 +94,19 @@ def scores(n, head_dim, base):
             format_func={"ones": t("rope.qk.ones"), "random": t("rope.qk.random")}.get,
         )
     with c2:
-        seed = st.number_input(
+        seed = widgets.numeric(
             t("rope.ctl.seed"),
             0,
             9999,
             0,
             key="seed",
-            bind="query-params",
-            disabled=qk == "ones",
+            slider=False,
             help=t("rope.ctl.seed.help"),
+            disabled=qk == "ones",
         )
     with c3:
-        shift = st.slider(
-            t("rope.ctl.shift"), 1, 4096, 100, key="shift", bind="query-params", help=t("rope.ctl.shift.help")
+        shift = widgets.numeric(
+            t("rope.ctl.shift"), 1, 4096, 100, key="shift", slider=True, help=t("rope.ctl.shift.help")
         )
     seed = None if qk == "ones" else int(seed)
     with errors_shown("setting"):
@@ -188,8 +188,8 @@ def decay(head_dim, base):
 def layouts(base):
     st.subheader(t("rope.layouts.header"))
     st.latex(r"x^{\text{half}} = x^{\text{interleaved}}[p],\quad p = (0, 2, 4, \dots, r-2,\; 1, 3, \dots, r-1)")
-    d = st.slider(
-        t("rope.ctl.perm_d"), 2, 32, 8, step=2, key="perm_d", bind="query-params", help=t("rope.ctl.perm_d.help")
+    d = widgets.numeric(
+        t("rope.ctl.perm_d"), 2, 32, 8, key="perm_d", step=2, slider=True, help=t("rope.ctl.perm_d.help")
     )
     with errors_shown("setting"):
         perm = cache.call(rope.interleaved_to_half, d)
@@ -233,8 +233,8 @@ def partial(n, head_dim, base):
     )
     c1, c2 = st.columns(2)
     with c1:
-        prf = st.slider(
-            t("rope.ctl.prf"), 0.05, 1.0, 0.5, step=0.05, key="prf", bind="query-params", help=t("rope.ctl.prf.help")
+        prf = widgets.numeric(
+            t("rope.ctl.prf"), 0.05, 1.0, 0.5, key="prf", step=0.05, slider=True, help=t("rope.ctl.prf.help")
         )
     with c2:
         layout = widgets.url_radio(

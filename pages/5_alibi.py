@@ -157,13 +157,13 @@ def row_tab():
             with c1:
                 if seq_len > 1:
                     _clamped("q", seq_len - 1)
-                    query = st.slider(
+                    query = widgets.numeric(
                         t("alibi.ctl.q"),
                         0,
                         seq_len - 1,
                         min(16, seq_len - 1),
                         key="q",
-                        bind="query-params",
+                        slider=True,
                         help=t("alibi.ctl.q.help"),
                     )
                 else:
@@ -179,13 +179,13 @@ def row_tab():
                     help=t("alibi.ctl.scores.help"),
                 )
             with c3:
-                seed = st.number_input(
+                seed = widgets.numeric(
                     t("param.seed"),
                     0,
                     2**31 - 1,
                     0,
                     key="seed",
-                    bind="query-params",
+                    slider=False,
                     help=t("help.seed"),
                     disabled=scores == "equal",
                 )

@@ -10,6 +10,7 @@ from posviz import analysis, figures, lab
 from posviz.figures import lab as lab_figures
 from posviz.lab.queue import overall
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, show, t, training
+from posviz.ui.widgets import numeric
 
 LENGTH_FACTORS = (0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4)  # evaluation lengths, in multiples of the training length
 SESSION_PREFIX = "lab · "
@@ -306,20 +307,18 @@ intro("lab")
 with controls():
     c1, c2, c3 = st.columns([1, 1, 3])
     with c1:
-        steps = st.number_input(
+        steps = numeric(
             t("lab.ctl.steps"),
             10,
             5000,
             lab.TrainConfig().steps,
-            step=50,
             key="steps",
-            bind="query-params",
+            step=50,
+            slider=False,
             help=t("lab.ctl.steps.help"),
         )
     with c2:
-        seed = st.number_input(
-            t("lab.ctl.seed"), 0, 1_000_000, 0, key="seed", bind="query-params", help=t("lab.ctl.seed.help")
-        )
+        seed = numeric(t("lab.ctl.seed"), 0, 1_000_000, 0, key="seed", slider=False, help=t("lab.ctl.seed.help"))
     with c3:
         chosen = st.multiselect(
             t("lab.ctl.encodings"),

@@ -1,36 +1,247 @@
-"""Tell the reader which values of a shared link were not used.
+"""Links: what a link sets, and what the reader is told about the parts of it that were not used.
 
-Streamlit drops a URL value that its widget cannot take (``n=abc``, ``n=99999`` past the maximum) and the page
-falls back to the default, silently. ``remember`` keeps the link as it arrived, on the first run of a session;
-``report`` runs after the page and names, once, every value that the controls did not take.
+A *link arrives* whenever the query string holds values that the app did not leave there itself: on a session's
+first run, when a page is opened from the menu or a link, when the browser goes back or forward. Every run starts
+with ``remember`` (the query string as this run got it), ``opened`` once the page is known, and ends with
+``report``, which names in one notice (in the page's language) every value of the arriving link that no control
+took and every key that is no setting of the page.
+
+posviz's own controls (``widgets``) keep their value in the URL by hand: ``incoming`` tells a control whether a link
+has just set its key (and to what), ``leave`` writes back the value it uses, ``refuse`` records a link value it
+could not take. Streamlit's URL-bound widgets drop a value they cannot take; ``report`` finds those by comparing
+the link with what the controls show.
+
+Which keys are settings of a page is read once from the source: every ``key=`` of a widget call and every key the
+code reads from ``st.query_params``, in the page's script and in the frame around it (``app.py``, ``posviz/ui``).
 """
 
 from __future__ import annotations
+
+import ast
+import functools
+import re
+import unicodedata
+from pathlib import Path
 
 import streamlit as st
 
 from .i18n import t
 
+ROOT = Path(__file__).resolve().parents[2]
+#: The query string as this run got it: key -> values.
 ARRIVED = "posviz.link"
-REPORTED = "posviz.link.reported"
-
-
-#: Spellings of infinity and not-a-number: no control of the app takes one, and Streamlit's number boxes fail on
-#: them, so they leave the link before any control reads it (and are reported like any other unused value).
-NOT_FINITE = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"})
+#: The query string as the previous run left it.
+LEFT = "posviz.link.left"
+#: The page of this run (its name) and of the previous one, and the script that draws it.
+PAGE = "posviz.link.page"
+PAGE_CHANGED = "posviz.link.page_changed"
+SCRIPT = "posviz.link.script"
+#: What each posviz control left in the URL and the value it used: scope -> key -> (URL values, value). The scope
+#: is the page, or ``FRAME`` for the controls drawn before the page is known (the sidebar's).
+MEMORY = "posviz.link.memory"
+SCOPE = "posviz.link.scope"
+FRAME = ""
+#: Link values a posviz control of this run could not take: key -> values.
+REFUSED = "posviz.link.refused"
+#: Where the frame's controls live: their keys are settings of every page.
+FRAME_SOURCES = ("app.py", "posviz/ui")
 
 
 def remember() -> None:
-    """Keep the query string of the session's first run, without the values no control can take."""
-    if ARRIVED not in st.session_state:
-        st.session_state[ARRIVED] = {key: st.query_params.get_all(key) for key in st.query_params}
-        unreadable = [
-            k for k, given in st.session_state[ARRIVED].items() if any(v.strip().lower() in NOT_FINITE for v in given)
-        ]
-        for key in unreadable:
-            del st.query_params[key]
-        if unreadable:
-            st.rerun()  # the controls of this first run would still read the link as it arrived
+    """Keep the query string as this run got it (before any control reads or rewrites it)."""
+    st.session_state[ARRIVED] = {key: st.query_params.get_all(key) for key in st.query_params}
+    st.session_state[REFUSED] = {}
+    st.session_state[SCOPE] = FRAME
+
+
+def arrival() -> list[tuple[str, str]]:
+    """The query string this run got, as ``(key, value)`` pairs (a key may repeat)."""
+    return [(key, value) for key, values in st.session_state.get(ARRIVED, {}).items() for value in values]
+
+
+def opened(page: str, script: str) -> None:
+    """Say which page this run draws (``page`` its name, ``script`` its file). A page other than the previous run's
+    has been opened: every value of its query string arrives, and its controls read them."""
+    changed = st.session_state.get(PAGE) != page
+    st.session_state[PAGE_CHANGED] = changed
+    st.session_state[PAGE] = page
+    st.session_state[SCRIPT] = script
+    st.session_state[SCOPE] = page
+    memory = st.session_state.setdefault(MEMORY, {})
+    if changed:
+        for scope in [s for s in memory if s != FRAME]:
+            del memory[scope]
+
+
+def _memory() -> dict:
+    return st.session_state.setdefault(MEMORY, {}).setdefault(st.session_state.get(SCOPE, FRAME), {})
+
+
+def incoming(key: str) -> list[str] | None:
+    """The values a link has just given ``key`` (an empty list: the link has none, so the default applies), or None
+    when the URL still holds what this control left there (its value is the one the reader set)."""
+    given = st.query_params.get_all(key)
+    left = _memory().get(key)
+    if left is not None and tuple(given) == left[0]:
+        return None
+    return given
+
+
+def previous(key: str, default=None):
+    """The value the control ``key`` used on the previous run of this page (``default`` if it had none)."""
+    left = _memory().get(key)
+    return default if left is None else left[1]
+
+
+def leave(key: str, text: str | None, value) -> None:
+    """Put ``text`` in the URL under ``key`` (None: leave it out, the value is the default) and remember it, with the
+    ``value`` the control uses."""
+    wanted = [] if text is None else [text]
+    if st.query_params.get_all(key) != wanted:
+        if text is None:
+            st.query_params.pop(key, None)
+        else:
+            st.query_params[key] = text
+    _memory()[key] = (tuple(wanted), value)
+
+
+def refuse(key: str, given: list[str]) -> None:
+    """Record that the link's ``given`` values of ``key`` could not be used (the control shows its default)."""
+    st.session_state.setdefault(REFUSED, {})[key] = list(given)
+
+
+# ------------------------------------------------------------------------------------------------- known keys
+
+
+def _loop_values(target: ast.expr, source: ast.expr, found: dict[str, list[ast.expr]]) -> None:
+    """The values a ``for`` loop gives its names: ``for side in ("a", "b")`` and
+    ``for column, side in zip(columns, ("a", "b"))``."""
+    if isinstance(target, ast.Name) and isinstance(source, (ast.Tuple, ast.List)):
+        found.setdefault(target.id, []).extend(source.elts)
+    elif (
+        isinstance(target, ast.Tuple)
+        and isinstance(source, ast.Call)
+        and isinstance(source.func, ast.Name)
+        and source.func.id == "zip"
+    ):
+        for name, values in zip(target.elts, source.args, strict=False):
+            _loop_values(name, values, found)
+
+
+def _names(tree: ast.AST) -> dict[str, list[ast.expr]]:
+    """Every value given to each plain name in ``tree``: assigned (``KEY = "present"``, ``wkey = f"{side}_..."``),
+    as a parameter's default or a call's argument to a function of the file, or by a ``for`` loop."""
+    found: dict[str, list[ast.expr]] = {}
+    functions = {node.name: node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.For):
+            _loop_values(node.target, node.iter, found)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in functions:
+            params = functions[node.func.id].args
+            for param, value in zip(params.posonlyargs + params.args, node.args, strict=False):
+                found.setdefault(param.arg, []).append(value)
+            for keyword in node.keywords:
+                if keyword.arg is not None:
+                    found.setdefault(keyword.arg, []).append(keyword.value)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    found.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            found.setdefault(node.target.id, []).append(node.value)
+        elif isinstance(node, (ast.FunctionDef, ast.Lambda)):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True):
+                found.setdefault(arg.arg, []).append(default)
+            for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+                if default is not None:
+                    found.setdefault(arg.arg, []).append(default)
+    return found
+
+
+def _is_query_params(node: ast.AST) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "query_params"
+
+
+@functools.cache
+def _keys_in(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The keys a source file gives widgets or reads from the URL: exact keys, and regular expressions for keys
+    built with f-strings (``f"side_{side}"`` -> ``side_.*``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = _names(tree)
+    exact: set[str] = set()
+    patterns: set[str] = set()
+
+    def add(expr: ast.expr | None, depth: int = 0) -> None:
+        if expr is None or depth > 4:
+            return
+        if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+            exact.add(expr.value)
+        elif isinstance(expr, ast.JoinedStr) and any(isinstance(part, ast.Constant) for part in expr.values):
+            # an f-string of names alone (f"{key}{suffix}") says nothing about the keys: the names' own values do
+            patterns.add(
+                "".join(re.escape(part.value) if isinstance(part, ast.Constant) else ".*" for part in expr.values)
+            )
+        elif isinstance(expr, ast.Name):
+            for value in names.get(expr.id, ()):
+                add(value, depth + 1)
+        elif isinstance(expr, ast.IfExp):
+            add(expr.body, depth + 1)
+            add(expr.orelse, depth + 1)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            for keyword in node.keywords:
+                if keyword.arg == "key":
+                    add(keyword.value)
+            func = node.func
+            if isinstance(func, ast.Attribute) and _is_query_params(func.value) and node.args:
+                add(node.args[0])  # st.query_params.get("cfg"), .get_all, .pop
+        elif isinstance(node, ast.Subscript) and _is_query_params(node.value):
+            add(node.slice)  # st.query_params["cfg"]
+        elif isinstance(node, ast.Compare) and any(_is_query_params(c) for c in node.comparators):
+            add(node.left)  # "cfg" in st.query_params
+    return frozenset(exact), tuple(sorted(patterns))
+
+
+@functools.cache
+def _frame_files() -> tuple[Path, ...]:
+    files = []
+    for source in FRAME_SOURCES:
+        path = ROOT / source
+        files += sorted(path.glob("*.py")) if path.is_dir() else [path]
+    return tuple(files)
+
+
+@functools.cache
+def known_keys(script: str) -> tuple[frozenset[str], re.Pattern | None]:
+    """The URL keys that are settings of the page drawn by ``script`` (its own and the frame's): exact keys, and
+    one pattern for the keys built at run time."""
+    exact: set[str] = set()
+    patterns: set[str] = set()
+    for path in (*_frame_files(), ROOT / script):
+        keys, built = _keys_in(path)
+        exact |= keys
+        patterns |= set(built)
+    return frozenset(exact), re.compile("|".join(f"(?:{p})" for p in sorted(patterns))) if patterns else None
+
+
+def is_known(key: str, script: str) -> bool:
+    exact, built = known_keys(script)
+    return key in exact or (built is not None and built.fullmatch(key) is not None)
+
+
+# ----------------------------------------------------------------------------------------------------- report
+
+
+def parse(text: str) -> float | None:
+    """The number in a link's text, or None: ``1e3``, ``500,000``, ``500_000`` and full-width digits are numbers."""
+    cleaned = unicodedata.normalize("NFKC", text).strip().replace(",", "")
+    try:
+        return float(cleaned)
+    except ValueError:
+        return None
 
 
 def _same(given: list[str], value) -> bool:
@@ -38,35 +249,58 @@ def _same(given: list[str], value) -> bool:
     if len(shown) != len(given):
         return False
     for a, b in zip(given, shown, strict=True):
-        try:
-            if float(a) != float(b):
+        x, y = parse(a), parse(b)
+        if x is not None and y is not None:
+            if x != y:
                 return False
-        except ValueError:
-            if a.strip().lower() != b.strip().lower():
-                return False
+        elif a.strip().lower() != b.strip().lower():
+            return False
     return True
 
 
-def ignored() -> dict[str, list[str]]:
-    """The values of the arriving link that a control on this page did not take: gone from the URL, and the
-    control (or the open tab) shows something else."""
-    arrived = st.session_state.get(ARRIVED, {})
-    out = {}
-    for key, given in arrived.items():
+def arrived() -> dict[str, list[str]]:
+    """The values of this run's query string that the app did not leave there itself (all of them on a session's
+    first run and when a page is opened)."""
+    now = st.session_state.get(ARRIVED, {})
+    if st.session_state.get(PAGE_CHANGED, True) or LEFT not in st.session_state:
+        return dict(now)
+    left = st.session_state[LEFT]
+    return {key: given for key, given in now.items() if left.get(key) != given}
+
+
+def ignored() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """What this run did not use of an arriving link: the values no control took (gone from the URL, and the control
+    or the open tab shows something else; or refused by a posviz control), and the keys that are no setting of the
+    page. A value for a control that is not drawn on this run (another tab's) waits in the URL and is not named."""
+    script = st.session_state.get(SCRIPT, "")
+    dropped: dict[str, list[str]] = {}
+    unknown: dict[str, list[str]] = {}
+    for key, given in arrived().items():
+        if not is_known(key, script):
+            unknown[key] = given
+            continue
         if st.query_params.get_all(key) == given:
             continue  # still in the link: taken, or waiting for a tab that is not open
         value = st.session_state.get(f"{key}.code", st.session_state.get(key))
         if value is None or not _same(given, value):
-            out[key] = given
-    return out
+            dropped[key] = given
+    dropped.update(st.session_state.get(REFUSED, {}))
+    return dropped, unknown
+
+
+def _listed(values: dict[str, list[str]]) -> str:
+    return ", ".join(f"{key}={'/'.join(given)}" for key, given in values.items())
 
 
 def report() -> None:
-    """Once per session, a toast naming the link's values that were not used (the defaults were shown instead)."""
-    if st.session_state.get(REPORTED) or ARRIVED not in st.session_state:
-        return
-    st.session_state[REPORTED] = True
-    dropped = ignored()
+    """After the page: one notice naming what an arriving link set that was not used; then remember the query string
+    as this run leaves it, so that the next run tells what arrives anew."""
+    dropped, unknown = ignored()
+    lines = []
     if dropped:
-        listed = ", ".join(f"{key}={'/'.join(values)}" for key, values in dropped.items())
-        st.toast(t("link.ignored", values=listed), icon=":material/link_off:")
+        lines.append(t("link.ignored", values=_listed(dropped)))
+    if unknown:
+        lines.append(t("link.unknown", keys=_listed(unknown)))
+    if lines:
+        st.toast(" ".join(lines), icon=":material/link_off:", duration="long")
+    st.session_state[LEFT] = {key: st.query_params.get_all(key) for key in st.query_params}

@@ -1,64 +1,245 @@
 """Controls bound to the URL: every widget has a stable key, which is also its query parameter, so a shared
-link reproduces the view. Ranges and defaults come from the family registry's ``Param`` entries."""
+link reproduces the view. Ranges and defaults come from the family registry's ``Param`` entries.
+
+Every numeric control goes through ``numeric`` (``number`` and ``log_number`` for registry parameters): a number
+box, or a number box with a slider under it, whose value is kept in the URL by hand (``link``). A value arrives
+from a link exactly as written (``base=500000``) when the control can take it, and otherwise the default is shown
+and the link's notice names it. A typed value is taken exactly; a value out of range is clamped to the nearest
+limit, one between the allowed steps goes to the nearest step, and a non-number is refused, each with a message
+under the control saying which value is in use.
+"""
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 
 import streamlit as st
 
 from posviz.encodings.registry import Param
 
+from . import link
 from .i18n import t
 from .present import presenting
+
+#: Per control key: the range its widgets were drawn with on the previous run (a slider whose range changes is a
+#: new widget, which must be given the value again).
+DRAWN = "posviz.numbers.drawn"
+#: Suffix of the key of the number box over a slider.
+EXACT = ".exact"
+#: The number boxes say "Press Enter to apply" in English over their own digits; a box applies its value on Enter
+#: and when it loses the focus alike, so the hint goes.
+STYLE = '<style>[data-testid="stNumberInput"] [data-testid="InputInstructions"] { display: none; }</style>'
 
 
 def _label(param: Param, key: str) -> str:
     return t(f"param.{param.name}")
 
 
+def plain(value) -> str:
+    """A number as a link writes it: ``128``, ``500000``, ``0.02`` (at most 12 significant digits)."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() else f"{value:.12g}"
+    return str(value)  # an int, or a text that already is one (a slider's label)
+
+
+def shown(value) -> str:
+    """A number as a message shows it: ``32,768``, ``500,000``, ``0.02``, ``inf``."""
+    if isinstance(value, (int, float)) and math.isfinite(value) and float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:.12g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Span:
+    """What a numeric control takes: a number in ``[lo, hi]``, a multiple of ``grid`` when one is given (whole
+    numbers have a grid of at least 1), ``default`` when nothing else is said."""
+
+    lo: float
+    hi: float
+    default: int | float
+    whole: bool
+    grid: float | None
+
+    @property
+    def first(self) -> float:
+        return self.lo if self.grid is None else math.ceil(self.lo / self.grid - 1e-9) * self.grid
+
+    @property
+    def last(self) -> float:
+        return self.hi if self.grid is None else math.floor(self.hi / self.grid + 1e-9) * self.grid
+
+    def tidy(self, value: float) -> int | float:
+        """``value`` as the page gets it: an int for whole numbers, a float without rounding noise otherwise."""
+        if self.whole:
+            return int(round(value))
+        return float(f"{value:.12g}")
+
+    def on_grid(self, value: float) -> bool:
+        if self.grid is None:
+            return True
+        steps = value / self.grid
+        return abs(steps - math.floor(steps + 0.5)) <= 1e-9 * max(1.0, abs(steps))
+
+    def from_link(self, given: list[str]) -> int | float | None:
+        """The value a link's ``given`` texts set, or None when this control cannot take it as it is written."""
+        if len(given) != 1:
+            return None
+        value = link.parse(given[0])
+        if value is None or not math.isfinite(value) or not self.lo <= value <= self.hi or not self.on_grid(value):
+            return None
+        return self.tidy(value)
+
+    def within(self, value: float) -> int | float:
+        """``value`` moved inside the range, silently (a range that shrank, e.g. fewer heads to pick from)."""
+        return self.tidy(min(max(value, self.first), self.last))
+
+    def typed(self, value: float | None, previous: int | float) -> tuple[int | float, str | None]:
+        """The value to use for a typed ``value`` (the control used ``previous``), and the message that says what
+        was done with it (None: taken as it is)."""
+        if value is None or not math.isfinite(value):
+            return previous, t("number.refused", given=shown(value), value=shown(previous))
+        kept, key, limit = value, None, None
+        if self.grid is not None and not self.on_grid(value):
+            kept = math.floor(value / self.grid + 0.5) * self.grid
+            key = "number.whole" if self.whole and self.grid == 1 else "number.grid"
+        if kept < self.first:
+            kept, key, limit = self.first, "number.below", self.first
+        elif kept > self.last:
+            kept, key, limit = self.last, "number.above", self.last
+        kept = self.tidy(kept)
+        if key is None:
+            return kept, None
+        fields = {"given": shown(value), "value": shown(kept), "step": shown(self.grid or 1)}
+        return kept, t(key, **fields, **({"limit": shown(self.tidy(limit))} if limit is not None else {}))
+
+
+@functools.cache
+def _log_grid(lo: float, hi: float, per_decade: int) -> tuple[int, ...]:
+    """Log-spaced whole numbers from ``lo`` to ``hi``, two significant digits (1, 1.8, 3.2, 5.6 per decade)."""
+    start, stop = math.log10(lo), math.log10(hi)
+    steps = round((stop - start) * per_decade)
+    return tuple(sorted({int(float(f"{10 ** (start + i / per_decade):.2g}")) for i in range(steps + 1)}))
+
+
+def _put(key: str, value, force: bool) -> None:
+    """Show ``value`` in the widget ``key`` on this run (set before the widget is drawn, only when it changes)."""
+    if force or key not in st.session_state or st.session_state[key] != value:
+        st.session_state[key] = value
+
+
+def numeric(
+    label: str,
+    minimum: float,
+    maximum: float,
+    default: float,
+    *,
+    key: str,
+    step: float | None = None,
+    grid: float | None = None,
+    slider: bool = True,
+    log: bool = False,
+    per_decade: int = 4,
+    help: str | None = None,
+    disabled: bool = False,
+):
+    """A numeric control kept in the URL under ``key``: a number box, with a slider under it when ``slider`` (``log``:
+    over log-spaced values). Returns the value in use (an int when ``default`` is one).
+
+    ``step`` is the slider's step and the box's increment; ``grid`` the values allowed (multiples of it; default: the
+    step of a slider, 1 for a box of whole numbers, any value for a box of real numbers or a log slider).
+    """
+    whole = isinstance(default, int) and not isinstance(default, bool)
+    if grid is None:
+        grid = (step or 1) if whole and slider and not log else (1 if whole else (step if slider and not log else None))
+    span = Span(float(minimum), float(maximum), default, whole, grid)
+    with_slider = slider or log
+    box = f"{key}{EXACT}" if with_slider else key
+    drawn = st.session_state.setdefault(DRAWN, {})
+    signature = (span, step, log, per_decade)
+
+    message = None
+    given = link.incoming(key)
+    if given is not None:  # a link (or the page's first run) sets the value
+        value = span.from_link(given) if given else default
+        if value is None:
+            link.refuse(key, given)
+            value = default
+    else:
+        previous = link.previous(key, default)
+        value = span.within(previous)  # the range may have shrunk since
+        typed, moved = st.session_state.get(box), st.session_state.get(key) if with_slider else None
+        if typed is not None and not (typed == previous):  # NaN equals nothing: it is refused below
+            value, message = span.typed(typed, value)
+        elif moved is not None and moved != previous:
+            value = span.within(moved)
+    force = given is not None or drawn.get(key) != signature
+    drawn[key] = signature
+
+    _put(box, float(value), force)
+    _box(label, box, step, disabled, help)  # the box carries the label: type an exact value here ...
+    if with_slider:  # ... or drag the slider under it
+        _put(key, value, force)
+        if log:
+            options = sorted({*_log_grid(span.lo, span.hi, per_decade), default, value})
+            st.select_slider(
+                label, options=options, key=key, format_func=plain, disabled=disabled, label_visibility="collapsed"
+            )
+        else:
+            lo, hi = (int(span.lo), int(span.hi)) if whole else (span.lo, span.hi)
+            step = step if step is not None else (1 if whole else None)
+            st.slider(label, lo, hi, step=step, key=key, disabled=disabled, label_visibility="collapsed")
+    if message:
+        st.caption(f":orange[{message}]")
+    link.leave(key, None if value == default else plain(value), value)
+    return value
+
+
+def _box(label: str, key: str, step, disabled: bool, help: str | None) -> None:
+    """A number box without limits of its own: whatever is typed reaches the server, which says what it did with
+    it (Streamlit's box refuses a value out of its range in the browser, unsaid, and reads "1e3" as 1 in a box of
+    whole numbers). ``%s`` shows the value as it is: 500000, 0.02."""
+    st.number_input(label, step=float(step or 1), format="%s", key=key, help=help, disabled=disabled)
+
+
+def style() -> None:
+    """The styling of the number boxes, once a run."""
+    st.html(STYLE)
+
+
 def number(param: Param, *, key: str, maximum: float | None = None, slider: bool = True, **kwargs):
-    """A slider (or number box) for a numeric registry parameter, bound to the URL under ``key``."""
+    """A number box with a slider under it (or a number box alone) for a numeric registry parameter, kept in the
+    URL under ``key``; the parameter's step is the grid of its values."""
     hi = param.maximum if maximum is None else min(param.maximum, maximum)
-    widget = st.slider if slider else st.number_input
-    if isinstance(param.default, int):
-        return widget(
-            _label(param, key),
-            int(param.minimum),
-            int(hi),
-            int(min(param.default, hi)),
-            step=int(param.step or 1),
-            key=key,
-            bind="query-params",
-            help=t(f"help.{param.name}"),
-            **kwargs,
-        )
-    return widget(
+    whole = isinstance(param.default, int)
+    default = type(param.default)(min(param.default, hi))
+    return numeric(
         _label(param, key),
-        float(param.minimum),
-        float(hi),
-        float(param.default),
-        step=param.step,
+        int(param.minimum) if whole else float(param.minimum),
+        int(hi) if whole else float(hi),
+        default,
         key=key,
-        bind="query-params",
+        step=param.step if not whole else int(param.step or 1),
+        grid=int(param.step or 1) if whole else None,
+        slider=slider,
         help=t(f"help.{param.name}"),
         **kwargs,
     )
 
 
 def log_number(param: Param, *, key: str, per_decade: int = 4):
-    """A select-slider over log-spaced whole numbers (1, 1.8, 3.2, 5.6 per decade, to two significant digits)
-    for a parameter like a base, bound to the URL as a plain number (``base=10000``)."""
-    lo, hi = math.log10(param.minimum), math.log10(param.maximum)
-    steps = round((hi - lo) * per_decade)
-    values = sorted({int(float(f"{10 ** (lo + i / per_decade):.2g}")) for i in range(steps + 1)} | {int(param.default)})
+    """A slider over log-spaced values (1, 1.8, 3.2, 5.6 per decade, to two significant digits) for a parameter like
+    a base, under a number box that takes any value of the range (``base=500000``)."""
     return float(
-        st.select_slider(
+        numeric(
             _label(param, key),
-            options=values,
-            value=int(param.default),
+            float(param.minimum),
+            float(param.maximum),
+            float(param.default),
             key=key,
-            bind="query-params",
+            log=True,
+            per_decade=per_decade,
             help=t(f"help.{param.name}"),
         )
     )
@@ -69,8 +250,8 @@ def url_radio(label: str, options: list, *, key: str, default, format_func=str, 
 
     Streamlit's own binding writes the displayed label into the URL (``layout=Halves``, ``layout=分半``), so a
     link would depend on the language it was made in. Here the code (``layout=halves``) is kept in sync by
-    hand: read when the widget first appears (an unknown value falls back to the default), written back on every
-    run, and left out of the URL when it equals the default.
+    hand: read whenever a link sets it (``link.incoming``; an unknown value falls back to the default), written
+    back when it changes, and left out of the URL when it equals the default.
     """
     return _url_choice(st.radio, label, options, key=key, default=default, format_func=format_func, **kwargs)
 
@@ -83,17 +264,19 @@ def url_select(label: str, options: list, *, key: str, default, format_func=str,
 
 def _url_choice(widget, label: str, options: list, *, key: str, default, format_func, **kwargs):
     """``widget`` (a radio or a selectbox) over ``options``, its value's code kept in the URL under ``key``. A value
-    left in the session that is not an option here (another page's widget of the same key) is read again from the
-    URL, or falls back to the default."""
-    if st.session_state.get(key) not in options:
-        raw = st.query_params.get(key)
-        st.session_state[key] = next((o for o in options if str(o) == raw), default)
+    left in the session that is not an option here (another page's widget of the same key) gives way to the one this
+    control used last on this page, or to the default."""
+    given = link.incoming(key)
+    if given is not None and (given or link.previous(key) is not None or st.session_state.get(key) not in options):
+        # a link sets it; a value that is no option leaves the default (and the notice says so). A link without it
+        # keeps a value set before the control was first drawn (by code, or a test's click).
+        st.session_state[key] = next((o for o in options if given and str(o) == given[-1]), default)
+    elif st.session_state.get(key) not in options:  # another page's widget of the same key left its value
+        remembered = link.previous(key)
+        st.session_state[key] = remembered if remembered in options else default
     labels = {option: format_func(option) for option in options}  # in this run's language, whenever it is called
     value = widget(label, options, key=key, format_func=labels.__getitem__, **kwargs)
-    if value == default:
-        st.query_params.pop(key, None)
-    else:
-        st.query_params[key] = str(value)
+    link.leave(key, None if value == default else str(value), value)
     return value
 
 

@@ -15,7 +15,7 @@ import posviz
 from posviz.encodings import rope_configs, xlnet
 from posviz.ui import INPUT_KINDS
 
-from ._support import LANGS, TIMEOUT, assert_matrix, catalog, figures, heatmap_z, open_page, tr
+from ._support import LANGS, TIMEOUT, assert_clean, assert_matrix, catalog, figures, heatmap_z, open_page, tr
 
 
 def core_message(func, *args, **kwargs) -> str:
@@ -136,12 +136,21 @@ def test_t5_settings_that_cannot_work_show_an_error(controls, kwargs):
     assert_matrix(heatmap_z(figures(at)[0]), posviz.shaw_relative_index(32, 32, 8))
 
 
-def test_odd_head_dim_from_the_url_shows_an_error():
-    """The slider steps by 2 but a hand-edited URL can say head_dim=7: RoPE cannot rotate an odd dimension."""
+def test_odd_head_dim_from_the_url_is_named_and_the_page_stays():
+    """The slider steps by 2 but a hand-edited URL can say head_dim=7: the control takes only even values, so the
+    link's notice names it, the default is drawn and the page stays RoPE; typed into the box, 7 goes to the nearest
+    even value with a message under the box."""
     at = open_page("rope", query={"head_dim": "7"})
-    message = core_message(posviz.rope_inv_freq, 7)
-    assert only_error(at) == tr("en", "error.input.setting", message=message)
+    assert_clean(at)
     assert [t.value for t in at.title] == [tr("en", "page.rope")]
+    assert at.slider(key="head_dim").value == 64
+    assert [t.value for t in at.toast] == [tr("en", "link.ignored", values="head_dim=7")]
+    at.number_input(key="head_dim.exact").set_value(7).run()
+    assert_clean(at)
+    used = at.slider(key="head_dim").value
+    assert used in (6, 8) and at.query_params["head_dim"] == str(used)
+    said = tr("en", "number.grid", given="7", value=str(used), step="2")
+    assert said in [c.value.removeprefix(":orange[").removesuffix("]") for c in at.caption]
 
 
 def test_error_is_shown_in_the_chosen_language():

@@ -89,6 +89,10 @@ def test_random_links_and_moves_never_raise(page):
     assert STATES[page] >= EXAMPLES  # every example opened a link, and each move was a state of its own
 
 
+#: Numbers typed into a box without limits of its own: out of range either way, between steps, huge, negative zero.
+TYPED = (-5.0, 0.0, -0.0, 1.0, 2.5, 63.5, 100.0, 1000.0, 1e6, 1e12)
+
+
 def unit() -> st.SearchStrategy[float]:
     """A point in [0, 1], often an end (the boundaries of a range are where bugs live)."""
     return st.one_of(st.sampled_from([0.0, 1.0, 0.5]), st.floats(0.0, 1.0))
@@ -110,7 +114,9 @@ def move(widget, where: float) -> None:
         widget.input(["", "x", "the dog bit the man", "狗咬人", "a" * 300][min(int(where * 5), 4)])
     else:  # slider, number_input: a point of the range, kept affordable (at most 600 steps above the minimum)
         lo, hi = widget.min, widget.max
-        if isinstance(lo, int) and isinstance(hi, int):
+        if lo is None or hi is None:  # a number box without limits of its own: what a student might type
+            widget.set_value(TYPED[min(int(where * len(TYPED)), len(TYPED) - 1)])
+        elif isinstance(lo, int) and isinstance(hi, int):
             widget.set_value(lo + round(where * (min(hi, lo + 600) - lo)))
         else:
             widget.set_value(float(lo) + where * (float(hi) - float(lo)))
