@@ -8,7 +8,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st  # noqa: E402
 
-from posviz.ui import LANGUAGES, favicon, link, present, reconnect, t, widgets
+from posviz.ui import LANGUAGES, favicon, finish_page, link, present, reconnect, t, widgets
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
@@ -71,4 +71,5 @@ try:
     page.run()
 except Exception as exc:  # a page's own errors are shown where they happen; this is the last net, never a traceback
     st.error(t("error.unexpected", kind=type(exc).__name__, message=str(exc)[:500]))
+finish_page()  # in slide mode, the chosen figure of a page without tabs
 link.report()

@@ -14,7 +14,7 @@ import streamlit as st
 
 from posviz import figures
 
-from . import cache, export, link, present, widgets
+from . import cache, export, handout, lesson, link, present, slides, widgets
 from .i18n import ASSETS, LANGUAGES, current_language, t, teaching_text
 from .present import controls, presenting
 
@@ -26,6 +26,7 @@ __all__ = [
     "current_language",
     "errors_shown",
     "favicon",
+    "finish_page",
     "heatmap",
     "intro",
     "lazy_tabs",
@@ -71,6 +72,7 @@ def intro(page: str) -> None:
     text's first sentence, with the rest one click away, so the first figure shows on the first screen."""
     _through_app_frame()
     st.title(t(f"page.{page}"))
+    lesson_tools(page)
     text = teaching_text(page)
     if not presenting():
         st.markdown(text)
@@ -82,20 +84,42 @@ def intro(page: str) -> None:
             st.markdown(rest)
 
 
+def lesson_tools(page: str) -> None:
+    """Start this run's record of the page's figures (``lesson``); put the "Download this lesson" button under the
+    title and the slides' switch in the sidebar, under presentation mode's; in slide mode, the slide's bar and its
+    place instead (``slides.start``)."""
+    record = lesson.start(page)
+    record.slides = slides.start(record)
+    if record.slides is None:
+        with st.sidebar:
+            slides.switch()
+        handout.button(record)
+
+
+def finish_page() -> None:
+    """For the frame, after the page has run: draw the chosen slide of a page whose tabs did not (a page without
+    tabs, or with a selector of its own); nothing otherwise."""
+    slides.finish()
+
+
+def chart_config(stem: str) -> dict:
+    """The plotly options of every figure: no logo, and the camera button's PNG at three times the resolution."""
+    return {"displaylogo": False, "toImageButtonOptions": {"scale": 3, "filename": stem}}
+
+
 def show(fig, *, notice: str | None = None, key: str | None = None, data=None, name: str | None = None) -> None:
     """Draw a figure full width, with its "what to notice" caption and a CSV download of ``data`` under it.
 
     The PNG download is plotly's camera button, at three times the screen resolution. ``name`` is the stem of
-    the downloaded files (default: ``key``); ``data`` is anything ``export.to_frame`` takes.
+    the downloaded files (default: ``key``); ``data`` is anything ``export.to_frame`` takes. Every figure is also
+    recorded, by reference, for the handout and the slides (``lesson.record``); in slide mode it is only recorded.
     """
     fig = present.for_screen(fig)  # presentation type, safe colours: a copy, never the shared figure
     stem = name or key or "posviz"
-    st.plotly_chart(
-        fig,
-        width="stretch",
-        key=key,
-        config={"displaylogo": False, "toImageButtonOptions": {"scale": 3, "filename": stem}},
-    )
+    recorded = lesson.record(fig, notice=notice, key=key, name=stem)  # for the handout and the slides
+    if recorded is not None and recorded.slides is not None:
+        return  # a slide: drawn by ``slides.finish`` if it is the chosen one, once the open tab has run
+    st.plotly_chart(fig, width="stretch", key=key, config=chart_config(stem))
     if notice:
         st.caption(notice)
     if data is not None:
@@ -246,18 +270,23 @@ def errors_shown(kind: str):
     try:
         yield
     except (ValueError, IndexError) as exc:
-        st.error(t(f"error.input.{kind}", message=str(exc)))
+        message = t(f"error.input.{kind}", message=str(exc))
+        st.error(message)
+        lesson.note_error(message)  # a slide says it too: the page under it is hidden
 
 
 def lazy_tabs(page: str, draw: dict, *, label: str = "{page}.tab.{code}", kind: str = "setting") -> None:
     """One tab per entry of ``draw`` (code -> function that draws it), labelled from the catalog key ``label``;
     only the open tab's function runs, inside ``errors_shown(kind)``, and its code is kept in the URL
     (``widgets.url_tabs``)."""
-    tabs = widgets.url_tabs({code: t(label.format(page=page, code=code)) for code in draw})
+    labels = {code: t(label.format(page=page, code=code)) for code in draw}
+    tabs = widgets.url_tabs(labels)
     for code, func in draw.items():
         with tabs[code], errors_shown(kind):
             if tabs[code].open:
+                slides.tabs(labels, code)  # the slide deck goes through these tabs in order; this one is open
                 func()
+    slides.finish()  # in slide mode, the chosen figure of the open tab
 
 
 def unused_controls(*labels: str, reason: str) -> None:

@@ -19,7 +19,7 @@ import streamlit as st
 
 from posviz.encodings.registry import Param
 
-from . import link
+from . import link, slides
 from .i18n import t
 from .present import presenting
 
@@ -259,7 +259,10 @@ def url_radio(label: str, options: list, *, key: str, default, format_func=str, 
 def url_select(label: str, options: list, *, key: str, default, format_func=str, **kwargs):
     """A selectbox bound to the URL by the option's code, as ``url_radio``: for a choice among more options than a
     row of tabs can show. Bound to ``tab`` it replaces ``url_tabs`` and keeps their links (``tab=shift``) working."""
-    return _url_choice(st.selectbox, label, options, key=key, default=default, format_func=format_func, **kwargs)
+    value = _url_choice(st.selectbox, label, options, key=key, default=default, format_func=format_func, **kwargs)
+    if key == "tab":  # in place of tabs: the slides go through its options in order
+        slides.tabs({o: format_func(o) for o in options}, value, values={o: o for o in options})
+    return value
 
 
 def _url_choice(widget, label: str, options: list, *, key: str, default, format_func, **kwargs):

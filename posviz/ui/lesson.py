@@ -1,0 +1,108 @@
+"""What one run of a page showed: its figures in order, with their captions, for the slides and the handout.
+
+``start`` (called by ``intro`` as a page begins) opens a new record for the run; ``record`` (called by ``show`` for
+every figure) adds to it. Figures are kept by reference, never copied or changed: most come from ``cache.figure``
+and are shared by every session. The record lives in the session until the next run of a page replaces it, and a
+handout reads it only when its button is pressed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import streamlit as st
+
+from .i18n import current_language, t
+
+CURRENT = "posviz.lesson"
+
+
+@dataclasses.dataclass(eq=False)
+class Shown:
+    """One figure as ``show`` drew it: the figure object, its "what to notice" caption, its key and file stem."""
+
+    fig: object
+    notice: str | None
+    key: str | None
+    name: str
+
+
+@dataclasses.dataclass(eq=False)
+class Lesson:
+    """The record of one run of ``page``: what a slide or a handout of the open view is made from."""
+
+    page: str
+    lang: str
+    title: str
+    figures: list[Shown] = dataclasses.field(default_factory=list)
+    #: The URL keys of the controls seen in this run (a fragment's rerun adds its own).
+    keys: set[str] = dataclasses.field(default_factory=set)
+    #: The open tab: its code and its label, once a tab bar or selector has said which it is.
+    tab: str | None = None
+    tab_label: str | None = None
+    #: Index in ``figures`` of the open tab's first figure (figures above the tabs belong to no slide deck).
+    tab_start: int = 0
+    #: The slide state of this run (``slides.Run``), or None when the page is not shown as slides.
+    slides: object = None
+    #: Messages of the errors shown in the open tab (a slide repeats them).
+    errors: list[str] = dataclasses.field(default_factory=list)
+
+    def add(self, shown: Shown) -> None:
+        """Append ``shown``; a figure of the same key replaces its earlier self (a fragment drew it again)."""
+        if shown.key is not None:
+            for i, old in enumerate(self.figures):
+                if old.key == shown.key:
+                    self.figures[i] = shown
+                    return
+        self.figures.append(shown)
+
+    def deck(self) -> list[Shown]:
+        """The figures of the open tab, in order: the slides of this view."""
+        return self.figures[self.tab_start :]
+
+
+def current() -> Lesson | None:
+    """The record of the page being run (or last run) in this session."""
+    return st.session_state.get(CURRENT)
+
+
+def start(page: str) -> Lesson:
+    """A new, empty record for this run of ``page``."""
+    lesson = Lesson(page=page, lang=current_language(), title=t(f"page.{page}"))
+    st.session_state[CURRENT] = lesson
+    return lesson
+
+
+def current_keys() -> frozenset[str]:
+    """The keys of the widgets created so far in this run (Streamlit keeps them to refuse duplicates)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    try:
+        return ctx.shared.widget_user_keys_this_run.snapshot()
+    except AttributeError:  # no script run, or a Streamlit that keeps them elsewhere: the link's keys are used
+        return frozenset()
+
+
+def record(fig, *, notice: str | None, key: str | None, name: str) -> Lesson | None:
+    """Add a figure to this run's record; the record, or None outside a page (no ``intro`` ran)."""
+    lesson = current()
+    if lesson is None:
+        return None
+    lesson.add(Shown(fig, notice, key, name))
+    lesson.keys |= current_keys()
+    return lesson
+
+
+def note_error(message: str) -> None:
+    """Note an error message the page showed, for the slide (the page under it is hidden)."""
+    lesson = current()
+    if lesson is not None and lesson.slides is not None:
+        lesson.errors.append(message)
+
+
+def tab_opened(code: str, label: str) -> None:
+    """Note the open tab of this run: the figures drawn from here on are its slides."""
+    lesson = current()
+    if lesson is not None:
+        lesson.tab, lesson.tab_label, lesson.tab_start = code, label, len(lesson.figures)

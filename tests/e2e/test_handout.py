@@ -1,0 +1,94 @@
+"""The handout in a real browser: "Download this lesson" saves one HTML file, and that file, opened from disk in
+Chromium with every network request refused, draws all its charts and typesets its formulas."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from tests.app.test_handout import Handout
+
+from ._server import fresh_chromium
+from .test_pages import DRAWN, catalog, errors_on, page_url, screenshot, settle
+
+#: What the opened file shows: every chart drawn (plotly's SVG with marks in it), every formula typeset.
+OFFLINE_JS = """
+(drawn) => ({
+  plots: document.querySelectorAll('.plot').length,
+  drawn: [...document.querySelectorAll('.plot')].filter(p => p.dataset.drawn === 'true' && p.querySelector(drawn)
+                                                    && p.getBoundingClientRect().height > 200).length,
+  math: document.querySelectorAll('.math').length,
+  typeset: document.querySelectorAll('.math > .katex, .math > .katex-display').length,
+  titles: [...document.querySelectorAll('.plot .gtitle')].map(t => t.textContent),
+})
+"""
+
+
+def download_handout(tab, lang: str, tmp_path: Path) -> Path:
+    with tab.expect_download(timeout=120_000) as info:
+        tab.get_by_role("button", name=catalog(lang)["handout.download"]).click()
+    download = info.value
+    path = tmp_path / download.suggested_filename
+    download.save_as(path)
+    return path
+
+
+@pytest.mark.parametrize(("lang", "query"), [("en", "n=64&d=32&tab=distance"), ("zh", "lang=zh&tab=t5")])
+def test_the_downloaded_lesson_works_offline(
+    page, app_url, driver, chromium_path, screenshot_dir, tmp_path, lang, query
+):
+    name = "sinusoidal" if lang == "en" else "relative"
+    page.goto(page_url(app_url, name, query), wait_until="domcontentloaded")
+    settle(page, min_charts=2)
+    assert errors_on(page) == []
+    on_page = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .gtitle')].map(t => t.textContent)"""
+    )
+    path = download_handout(page, lang, tmp_path)
+    assert path.name == f"posviz-{name}-{lang}.html"
+    text = path.read_text(encoding="utf-8")
+    doc = Handout(text)
+    assert len(doc.figures) == len(on_page)
+    assert doc.references == []
+    (link,) = doc.links
+    parts, given = urlsplit(link), parse_qs(query)
+    assert f"{parts.scheme}://{parts.netloc}" == app_url and parts.path == f"/{name}"  # the address the browser used
+    assert {k: v for k, v in parse_qs(parts.query).items() if k in given} == given
+    assert parse_qs(parts.query)["lang"] == [lang]
+
+    requests: list[str] = []
+    with fresh_chromium(driver, chromium_path) as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
+
+        def refuse(route):
+            requests.append(route.request.url)
+            if route.request.url.startswith("file://"):
+                route.continue_()
+            else:
+                route.abort()
+
+        context.route("**/*", refuse)
+        offline = context.new_page()
+        problems: list[str] = []
+        offline.on("pageerror", lambda exc: problems.append(str(exc)))
+        offline.on("console", lambda msg: problems.append(msg.text) if msg.type == "error" else None)
+        offline.goto(path.as_uri())
+        try:
+            offline.wait_for_function(
+                "(drawn) => { const s = (" + OFFLINE_JS + ")(drawn); return s.plots > 0 && s.drawn === s.plots; }",
+                arg=DRAWN,
+                timeout=60_000,
+            )
+        except Exception:
+            pytest.fail(f"the handout did not draw offline: {offline.evaluate(OFFLINE_JS, DRAWN)} {problems}")
+        state = offline.evaluate(OFFLINE_JS, DRAWN)
+        offline.screenshot(path=str(screenshot_dir / f"handout-{name}-{lang}.png"), full_page=True)
+        context.close()
+    assert state["plots"] == len(on_page)
+    assert state["titles"] == on_page  # the view's figures, in its order
+    assert state["math"] > 0 and state["typeset"] == state["math"]
+    assert problems == []
+    assert requests == [path.as_uri()]  # the file itself, and nothing else was even asked for
+    screenshot(page, screenshot_dir / f"handout-page-{name}-{lang}.png")
