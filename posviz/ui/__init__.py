@@ -85,15 +85,15 @@ def intro(page: str) -> None:
 
 
 def lesson_tools(page: str) -> None:
-    """Start this run's record of the page's figures (``lesson``); put the "Download this lesson" button under the
-    title and the slides' switch in the sidebar, under presentation mode's; in slide mode, the slide's bar and its
-    place instead (``slides.start``)."""
+    """Start this run's record of the page's figures (``lesson``); put the slides' switch and the "Download this
+    lesson" button in the sidebar, under presentation mode's switches (the page's first screen is kept for its first
+    figure); in slide mode, the slide's bar and its place instead (``slides.start``)."""
     record = lesson.start(page)
     record.slides = slides.start(record)
     if record.slides is None:
         with st.sidebar:
             slides.switch()
-        handout.button(record)
+            handout.button(record)
 
 
 def finish_page() -> None:

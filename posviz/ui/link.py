@@ -84,6 +84,10 @@ def incoming(key: str) -> list[str] | None:
     left = _memory().get(key)
     if left is not None and tuple(given) == left[0]:
         return None
+    if left is not None and not given and st.session_state.get(SCOPE, FRAME) == FRAME:
+        # the frame's controls (the language) hold for the session: a link between pages that does not name them
+        # (``st.page_link`` replaces the query string) leaves them as the reader set them
+        return None
     return given
 
 

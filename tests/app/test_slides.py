@@ -14,6 +14,8 @@ from posviz import claims
 from ._support import assert_clean, figures, open_page, title, tr
 
 NEXT, PREVIOUS, SWITCH = "posviz-slide-next", "posviz-slide-previous", "posviz-slides"
+#: Captions that are no figure's "what to notice": the controls a tab does not use, a number box's message.
+NOT_NOTICES = (":material/info:", ":orange[")
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +28,8 @@ def ordinary():
         if key not in seen:
             at = open_page(page, query={"lang": lang, **query, **({"tab": tab} if tab else {})})
             assert_clean(at)
-            seen[key] = (figures(at), [c.value for c in at.caption])
+            notices = [c.value for c in at.caption if not c.value.startswith(NOT_NOTICES)]
+            seen[key] = (figures(at), notices)
         return seen[key]
 
     return get
