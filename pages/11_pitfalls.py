@@ -295,7 +295,7 @@ def scale_tab() -> None:
         name="pitfalls_lost_dimensions",
     )
     st.markdown(t("pitfalls.combine.concat"))
-    st.code(CODE["concat"], language="python")
+    st.code(CODE["concat"], language="python", wrap_lines=True)
     error_box(t("pitfalls.combine.concat.error", d=d), cache.call(pitfalls.concat_error, DUMMY_SEQUENCE, d))
     st.success(t("pitfalls.scale.fix"))
 

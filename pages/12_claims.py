@@ -428,7 +428,7 @@ def head_dim_tab() -> None:
 def snippets_tab() -> None:
     statement("snippets")
     first, update = (json.dumps(c, indent=4) for c in (claims.ARTICLE_CONFIG, claims.ARTICLE_UPDATE))
-    st.code(f"model_config = {first}\nmodel_config.update({update})", language="python")
+    st.code(f"model_config = {first}\nmodel_config.update({update})", language="python", wrap_lines=True)
     found = evidence("snippets")
     a, n = found.arrays, found.numbers
     show(

@@ -290,7 +290,7 @@ def past_tab() -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(t("learned.past.torch", n=n_rows, position=n_rows))
-        st.code(cache.call(learned.torch_lookup_error, n_rows, n_rows), language=None)
+        st.code(cache.call(learned.torch_lookup_error, n_rows, n_rows), language=None, wrap_lines=True)
     with c2:
         st.markdown(t("learned.past.posviz"))
         st.code(cache.call(learned.lookup_error, n_rows, n_rows), language=None, wrap_lines=True)
