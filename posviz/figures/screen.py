@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import math
 import struct
 import zlib
 
@@ -102,7 +103,7 @@ def _large_layout(layout: dict) -> dict:
     for name, axis in list(layout.items()):
         if (name.startswith("xaxis") or name.startswith("yaxis")) and isinstance(axis, dict):
             tick = POWER_TICK_SIZE if axis.get("exponentformat") == "power" else FONT_SIZE
-            layout[name] = {**_sized(axis, tick), "automargin": True}
+            layout[name] = {**_sized(axis, tick), "automargin": True, **_decade_ticks(axis, name, layout, tick)}
         elif name.startswith("coloraxis") and isinstance(axis, dict) and "colorbar" in axis:
             layout[name] = {**axis, "colorbar": _sized(axis["colorbar"], FONT_SIZE)}
     legend = layout.get("legend", {})
@@ -115,6 +116,22 @@ def _large_layout(layout: dict) -> dict:
     for slider in layout.get("sliders", ()):
         slider["currentvalue"] = {**slider.get("currentvalue", {}), "font": _at_least(None)}
     return layout
+
+
+def _decade_ticks(axis: dict, name: str, layout: dict, tick: int) -> dict:
+    """A log axis labelled at every power of ten: at presentation size, every k-th power, so that labels do not
+    overlap (about two label heights apart on a y axis, four on an x axis); plotly's own spacing when the axis has
+    no fixed range to count decades on."""
+    if axis.get("type") != "log" or axis.get("dtick") not in (1, 1.0):
+        return {}
+    span = axis.get("range")
+    if not span or len(span) != 2 or None in span:
+        return {"dtick": None}
+    decades = abs(float(span[1]) - float(span[0]))
+    vertical = name.startswith("yaxis")
+    length = (layout["height"] - 200) if vertical else 900  # the plot area, under the title and over the x labels
+    room = (2 if vertical else 4) * tick
+    return {"dtick": max(1, math.ceil(decades * room / max(length, 1)))}
 
 
 def _at_least(font: dict | None, size: int = FONT_SIZE) -> dict:

@@ -75,7 +75,7 @@ _CSS = """
       [data-testid="stElementContainer"]:has([data-testid="stAlertContentError"], [data-testid="stException"])) {
     display: none !important;
   }
-  [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; padding-bottom: 1rem !important; }
+  [data-testid="stMainBlockContainer"] { padding-top: 4.25rem !important; padding-bottom: 1rem !important; }
   .st-key-posviz-slide, .st-key-posviz-slide-body { gap: 0.5rem !important; }
   .st-key-posviz-slide-title p { font-size: 1.35rem !important; font-weight: 600; margin: 0; line-height: 1.3; }
   .st-key-posviz-slide-caption p, .st-key-posviz-slide-caption li {

@@ -191,3 +191,18 @@ def test_presentation_type_leaves_the_shared_figure_alone_and_sizes_every_text()
     assert min(_font_sizes(original)) < 18  # the annotations were 12 px before
     for axis in (k for k in layout if k.startswith(("xaxis", "yaxis"))):
         assert layout[axis]["tickfont"]["size"] >= 18 and layout[axis]["title"]["font"]["size"] >= 18
+
+
+@pytest.mark.parametrize(("low", "high", "axis"), [(-17.3, 0.07, "yaxis"), (-3, 0, "yaxis"), (-12, 2, "xaxis")])
+def test_a_log_axis_keeps_its_labels_apart_at_presentation_size(low, high, axis):
+    """A log axis labelled at every power of ten is labelled at every k-th one on a projector, k the smallest that
+    leaves two label heights between labels on the plot's height (four on an x axis's assumed 900 px)."""
+    fig = {"data": [], "layout": {axis: {"type": "log", "dtick": 1, "range": [low, high]}}}
+    out = screen.restyle(fig, large=True, safe=False)["layout"]
+    decades, tick = high - low, out[axis]["tickfont"]["size"]
+    length = out["height"] - 200 if axis == "yaxis" else 900
+    room = (2 if axis == "yaxis" else 4) * tick
+    k = out[axis]["dtick"]
+    assert length / (decades / k) >= room  # the labels are at least ``room`` apart
+    assert k == 1 or length / (decades / (k - 1)) < room  # and no sparser than that needs
+    assert fig["layout"][axis]["dtick"] == 1  # the shared figure keeps its own ticks

@@ -31,6 +31,8 @@ STATE_JS = """
     caption: box(caption),
     captionSize: caption ? parseFloat(getComputedStyle(caption).fontSize) : null,
     intro: box(document.querySelector('[data-testid="stMain"] h1')),
+    buttons: box(document.querySelector('.st-key-posviz-slide-previous')),
+    header: box(document.querySelector('[data-testid="stHeader"]')),
   };
 }
 """
@@ -67,6 +69,8 @@ def assert_fits(state: dict, lang: str) -> None:
     assert state["chart"]["height"] >= 400 and state["chart"]["width"] >= 700, state
     assert state["caption"]["bottom"] <= PROJECTOR["height"], f"the caption runs off the screen ({lang}): {state}"
     assert state["captionSize"] >= 20, state
+    # the bar's buttons sit below Streamlit's header, which would otherwise cover them
+    assert state["header"] is None or state["buttons"]["top"] >= state["header"]["bottom"], state
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
