@@ -83,8 +83,15 @@ def sinusoidal_loop(n_positions: int, d_model: int, base: float, layout: str) ->
 # ----------------------------------------------------------------------------------------------------------
 
 
-def hf_rope_config(head_dim: int, *, base: float, scaling: dict | None, max_position_embeddings: int,
-                   partial_rotary_factor: float = 1.0, n_heads: int = 2) -> LlamaConfig:
+def hf_rope_config(
+    head_dim: int,
+    *,
+    base: float,
+    scaling: dict | None,
+    max_position_embeddings: int,
+    partial_rotary_factor: float = 1.0,
+    n_heads: int = 2,
+) -> LlamaConfig:
     """A tiny LlamaConfig carrying the same RoPE parameters as a posviz ``rope_inv_freq`` call."""
     params = dict(scaling or {})
     rope_type = params.pop("rope_type", None) or params.pop("type", None) or "default"
@@ -105,9 +112,15 @@ def hf_rope_config(head_dim: int, *, base: float, scaling: dict | None, max_posi
     )
 
 
-def hf_rope_inv_freq(head_dim: int, *, base: float = 10000.0, scaling: dict | None = None,
-                     max_position_embeddings: int = 2048, seq_len: int | None = None,
-                     partial_rotary_factor: float = 1.0) -> tuple[np.ndarray, float]:
+def hf_rope_inv_freq(
+    head_dim: int,
+    *,
+    base: float = 10000.0,
+    scaling: dict | None = None,
+    max_position_embeddings: int = 2048,
+    seq_len: int | None = None,
+    partial_rotary_factor: float = 1.0,
+) -> tuple[np.ndarray, float]:
     """``transformers.modeling_rope_utils.ROPE_INIT_FUNCTIONS[type](config, "cpu", seq_len)`` (float32 maths).
 
     The "default" type has no entry in ROPE_INIT_FUNCTIONS; it is the linear formula with factor 1 (identical
@@ -118,8 +131,13 @@ def hf_rope_inv_freq(head_dim: int, *, base: float = 10000.0, scaling: dict | No
     if rope_type == "default":
         scaling = {"rope_type": "linear", "factor": 1.0}
         rope_type = "linear"
-    config = hf_rope_config(head_dim, base=base, scaling=scaling, max_position_embeddings=max_position_embeddings,
-                            partial_rotary_factor=partial_rotary_factor)
+    config = hf_rope_config(
+        head_dim,
+        base=base,
+        scaling=scaling,
+        max_position_embeddings=max_position_embeddings,
+        partial_rotary_factor=partial_rotary_factor,
+    )
     inv_freq, attention_factor = ROPE_INIT_FUNCTIONS[rope_type](config, "cpu", seq_len=seq_len)
     return inv_freq.double().numpy(), float(attention_factor)
 
@@ -231,8 +249,7 @@ def paper_alibi_slopes(n_heads: int) -> list[float]:
 # ----------------------------------------------------------------------------------------------------------
 
 
-def t5_bucket(relative_position: np.ndarray, *, bidirectional: bool, num_buckets: int,
-              max_distance: int) -> np.ndarray:
+def t5_bucket(relative_position: np.ndarray, *, bidirectional: bool, num_buckets: int, max_distance: int) -> np.ndarray:
     """``T5Attention._relative_position_bucket`` (key index - query index -> bucket id)."""
     rel = torch.as_tensor(np.asarray(relative_position, dtype=np.int64))
     return T5Attention._relative_position_bucket(

@@ -80,8 +80,9 @@ def bias_loop(n_heads, q_len, k_len, causal):
 
 
 @pytest.mark.parametrize("causal", [True, False])
-@pytest.mark.parametrize("n_heads,q_len,k_len", [(1, 1, 1), (4, 6, 6), (12, 9, 9), (3, 5, 8), (6, 8, 3),
-                                                 (8, 16, None), (5, 1, 7)])
+@pytest.mark.parametrize(
+    "n_heads,q_len,k_len", [(1, 1, 1), (4, 6, 6), (12, 9, 9), (3, 5, 8), (6, 8, 3), (8, 16, None), (5, 1, 7)]
+)
 def test_bias_matches_loop(causal, n_heads, q_len, k_len):
     got = posviz.alibi_bias(n_heads, q_len, k_len, causal=causal)
     expected = bias_loop(n_heads, q_len, q_len if k_len is None else k_len, causal)
@@ -108,8 +109,10 @@ def test_causal_rows_match_bloom_up_to_a_row_constant(n_heads):
     slopes = posviz.alibi_slopes(n_heads)
     for h in range(n_heads):
         for i in range(length):
-            np.testing.assert_allclose(ours[h, i, : i + 1] + slopes[h] * i, bloom[h, : i + 1], rtol=0,
-                                       atol=1e-6 * length)
+            np.testing.assert_allclose(
+                ours[h, i, : i + 1] + slopes[h] * i, bloom[h, : i + 1], rtol=0, atol=1e-6 * length
+            )
+
     # hence the attention probabilities agree
     def softmax(z):
         z = z - z.max(axis=-1, keepdims=True)
@@ -136,14 +139,17 @@ def test_bias_is_translation_invariant_and_noncausal_symmetric(n_heads, q_len, s
     assert np.all(np.diagonal(small, axis1=1, axis2=2) == 0)
 
 
-@pytest.mark.parametrize("call,name,value", [
-    (lambda: posviz.alibi_slopes(0), "n_heads", "0"),
-    (lambda: posviz.alibi_slopes(-2), "n_heads", "-2"),
-    (lambda: posviz.alibi_slopes(2.5), "n_heads", "2.5"),
-    (lambda: posviz.alibi_bias(0, 4), "n_heads", "0"),
-    (lambda: posviz.alibi_bias(4, 0), "q_len", "0"),
-    (lambda: posviz.alibi_bias(4, 4, -1), "k_len", "-1"),
-])
+@pytest.mark.parametrize(
+    "call,name,value",
+    [
+        (lambda: posviz.alibi_slopes(0), "n_heads", "0"),
+        (lambda: posviz.alibi_slopes(-2), "n_heads", "-2"),
+        (lambda: posviz.alibi_slopes(2.5), "n_heads", "2.5"),
+        (lambda: posviz.alibi_bias(0, 4), "n_heads", "0"),
+        (lambda: posviz.alibi_bias(4, 0), "q_len", "0"),
+        (lambda: posviz.alibi_bias(4, 4, -1), "k_len", "-1"),
+    ],
+)
 def test_bad_inputs_raise_value_error_naming_them(call, name, value):
     with pytest.raises(ValueError) as info:
         call()

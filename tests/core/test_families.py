@@ -90,22 +90,33 @@ def test_unknown_param_lookup():
 
 def test_builds_equal_the_direct_calls():
     f = posviz.FAMILIES
-    np.testing.assert_array_equal(f["sinusoidal"].build(n_positions=20, d_model=10, base=500.0, layout="halves"),
-                                  posviz.sinusoidal(20, 10, base=500.0, layout="halves"))
-    np.testing.assert_array_equal(f["learned"].build(n_positions=20, d_model=10, init="random", std=0.1, seed=4),
-                                  posviz.learned_init(20, 10, std=0.1, seed=4))
-    np.testing.assert_array_equal(f["alibi"].build(n_heads=4, seq_len=9, head=2, causal=False),
-                                  posviz.alibi_bias(4, 9, causal=False)[2])
-    np.testing.assert_array_equal(f["shaw"].build(seq_len=12, max_relative_position=3),
-                                  posviz.shaw_relative_index(12, 12, 3))
+    np.testing.assert_array_equal(
+        f["sinusoidal"].build(n_positions=20, d_model=10, base=500.0, layout="halves"),
+        posviz.sinusoidal(20, 10, base=500.0, layout="halves"),
+    )
+    np.testing.assert_array_equal(
+        f["learned"].build(n_positions=20, d_model=10, init="random", std=0.1, seed=4),
+        posviz.learned_init(20, 10, std=0.1, seed=4),
+    )
+    np.testing.assert_array_equal(
+        f["alibi"].build(n_heads=4, seq_len=9, head=2, causal=False), posviz.alibi_bias(4, 9, causal=False)[2]
+    )
+    np.testing.assert_array_equal(
+        f["shaw"].build(seq_len=12, max_relative_position=3), posviz.shaw_relative_index(12, 12, 3)
+    )
     np.testing.assert_array_equal(
         f["t5"].build(seq_len=40, num_buckets=16, max_distance=64, bidirectional=False),
-        posviz.t5_relative_bucket(np.arange(40)[None, :] - np.arange(40)[:, None], num_buckets=16, max_distance=64,
-                                  bidirectional=False))
+        posviz.t5_relative_bucket(
+            np.arange(40)[None, :] - np.arange(40)[:, None], num_buckets=16, max_distance=64, bidirectional=False
+        ),
+    )
     np.testing.assert_array_equal(f["xlnet"].build(seq_len=6, seed=0), np.tril(np.ones((6, 6), bool), -1))
     inv, _ = posviz.rope_inv_freq(32, base=1000.0)
-    np.testing.assert_allclose(f["rope"].build(n_positions=30, head_dim=32, base=1000.0),
-                               np.cos(np.arange(30)[:, None] * inv[None, :]), atol=1e-14)
+    np.testing.assert_allclose(
+        f["rope"].build(n_positions=30, head_dim=32, base=1000.0),
+        np.cos(np.arange(30)[:, None] * inv[None, :]),
+        atol=1e-14,
+    )
 
 
 @pytest.mark.parametrize("key", [k for k in FAMILY_KEYS if posviz.FAMILIES[k].capabilities & {"bias", "index"}])

@@ -22,27 +22,32 @@ REL = np.arange(-300, 301)
 
 
 @pytest.mark.parametrize("bidirectional", [True, False])
-@pytest.mark.parametrize("num_buckets,max_distance", [
-    (32, 128),  # T5 / mT5 / Flan-T5
-    (32, 256),
-    (64, 128),
-    (16, 64),
-    (8, 32),
-    (128, 300),
-    (10, 20),
-    (6, 5),
-    (33, 128),  # odd bucket counts: // 2 truncation
-    (48, 1000),
-])
+@pytest.mark.parametrize(
+    "num_buckets,max_distance",
+    [
+        (32, 128),  # T5 / mT5 / Flan-T5
+        (32, 256),
+        (64, 128),
+        (16, 64),
+        (8, 32),
+        (128, 300),
+        (10, 20),
+        (6, 5),
+        (33, 128),  # odd bucket counts: // 2 truncation
+        (48, 1000),
+    ],
+)
 def test_t5_buckets_match_hf(bidirectional, num_buckets, max_distance):
-    got = posviz.t5_relative_bucket(REL, bidirectional=bidirectional, num_buckets=num_buckets,
-                                    max_distance=max_distance)
+    got = posviz.t5_relative_bucket(
+        REL, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
     want = oracle.t5_bucket(REL, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
     assert got.shape == REL.shape
     assert np.issubdtype(got.dtype, np.integer)
     mismatch = np.flatnonzero(got != want)
-    assert mismatch.size == 0, f"relative positions {REL[mismatch][:10]} -> posviz {got[mismatch][:10]}, " \
-                               f"T5 {want[mismatch][:10]}"
+    assert mismatch.size == 0, (
+        f"relative positions {REL[mismatch][:10]} -> posviz {got[mismatch][:10]}, T5 {want[mismatch][:10]}"
+    )
 
 
 def test_t5_float32_log_boundary_case():
@@ -58,13 +63,14 @@ def test_t5_float32_log_boundary_case():
 
 
 def test_t5_defaults_are_bidirectional_32_128():
-    np.testing.assert_array_equal(posviz.t5_relative_bucket(REL),
-                                  oracle.t5_bucket(REL, bidirectional=True, num_buckets=32, max_distance=128))
+    np.testing.assert_array_equal(
+        posviz.t5_relative_bucket(REL), oracle.t5_bucket(REL, bidirectional=True, num_buckets=32, max_distance=128)
+    )
 
 
 @FAST
 @given(
-    rel=st.lists(st.integers(-10**6, 10**6), min_size=1, max_size=50),
+    rel=st.lists(st.integers(-(10**6), 10**6), min_size=1, max_size=50),
     bidirectional=st.booleans(),
     num_buckets=st.integers(4, 256),
     extra_distance=st.integers(1, 5000),
@@ -74,8 +80,9 @@ def test_t5_buckets_match_hf_random(rel, bidirectional, num_buckets, extra_dista
     max_exact = per_side // 2
     max_distance = max_exact + extra_distance  # the log region needs max_distance > max_exact
     rel = np.array(rel)
-    got = posviz.t5_relative_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets,
-                                    max_distance=max_distance)
+    got = posviz.t5_relative_bucket(
+        rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
     want = oracle.t5_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
     np.testing.assert_array_equal(got, want)
 
@@ -107,11 +114,14 @@ def test_t5_bucket_structure(bidirectional):
     assert np.all(np.diff(posviz.t5_relative_bucket(-np.arange(300), bidirectional=bidirectional)) >= 0)
 
 
-@pytest.mark.parametrize("call,needle", [
-    (lambda: posviz.t5_relative_bucket(np.arange(4), num_buckets=0), "num_buckets"),
-    (lambda: posviz.t5_relative_bucket(np.arange(4), max_distance=0), "max_distance"),
-    (lambda: posviz.t5_relative_bucket(np.array([0.5, 1.0])), "relative_position"),
-])
+@pytest.mark.parametrize(
+    "call,needle",
+    [
+        (lambda: posviz.t5_relative_bucket(np.arange(4), num_buckets=0), "num_buckets"),
+        (lambda: posviz.t5_relative_bucket(np.arange(4), max_distance=0), "max_distance"),
+        (lambda: posviz.t5_relative_bucket(np.array([0.5, 1.0])), "relative_position"),
+    ],
+)
 def test_t5_bad_inputs(call, needle):
     with pytest.raises(ValueError) as info:
         call()
@@ -147,12 +157,15 @@ def test_shaw_matches_loop_random(q_len, k_len, k):
         np.testing.assert_array_equal(got[1:, 1:], got[:-1, :-1])
 
 
-@pytest.mark.parametrize("args,name,value", [
-    ((0, 4, 2), "q_len", "0"),
-    ((4, 0, 2), "k_len", "0"),
-    ((4, 4, 0), "max_relative_position", "0"),
-    ((4, 4, -3), "max_relative_position", "-3"),
-])
+@pytest.mark.parametrize(
+    "args,name,value",
+    [
+        ((0, 4, 2), "q_len", "0"),
+        ((4, 0, 2), "k_len", "0"),
+        ((4, 4, 0), "max_relative_position", "0"),
+        ((4, 4, -3), "max_relative_position", "-3"),
+    ],
+)
 def test_shaw_bad_inputs(args, name, value):
     with pytest.raises(ValueError) as info:
         posviz.shaw_relative_index(*args)
@@ -165,5 +178,6 @@ def test_shaw_bad_inputs(args, name, value):
 def test_t5_bucket_matrix_matches_hf_on_key_minus_query(q_len, k_len, bidirectional):
     rel = np.arange(k_len)[None, :] - np.arange(q_len)[:, None]  # memory_position - context_position, as T5
     got = posviz.t5_bucket_matrix(q_len, k_len, bidirectional=bidirectional, num_buckets=16, max_distance=20)
-    np.testing.assert_array_equal(got, oracle.t5_bucket(rel, bidirectional=bidirectional, num_buckets=16,
-                                                        max_distance=20))
+    np.testing.assert_array_equal(
+        got, oracle.t5_bucket(rel, bidirectional=bidirectional, num_buckets=16, max_distance=20)
+    )

@@ -29,8 +29,9 @@ RTOL_F32 = 1e-6
 ALL_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
 
-def check_against_hf(head_dim, *, base=10000.0, scaling=None, max_position_embeddings=2048, seq_len=None,
-                     partial_rotary_factor=1.0):
+def check_against_hf(
+    head_dim, *, base=10000.0, scaling=None, max_position_embeddings=2048, seq_len=None, partial_rotary_factor=1.0
+):
     got, got_af = posviz.rope_inv_freq(
         head_dim,
         base=base,
@@ -64,8 +65,9 @@ PRFS = [1.0, 0.5, 0.25]
 # ------------------------------------------------------------------------------------------------ default / linear
 
 
-@pytest.mark.parametrize("head_dim,prf", [(h, f) for h in HEAD_DIMS + [2, 6, 96] for f in PRFS
-                                           if int(h * f) % 2 == 0 and int(h * f) >= 2])
+@pytest.mark.parametrize(
+    "head_dim,prf", [(h, f) for h in HEAD_DIMS + [2, 6, 96] for f in PRFS if int(h * f) % 2 == 0 and int(h * f) >= 2]
+)
 @pytest.mark.parametrize("base", BASES + [100.0, 1e6])
 def test_default_matches_hf(head_dim, base, prf):
     got, af = check_against_hf(head_dim, base=base, partial_rotary_factor=prf)
@@ -91,8 +93,9 @@ def test_default_formula_in_float64():
 @pytest.mark.parametrize("prf", PRFS)
 @pytest.mark.parametrize("factor", [1.0, 2.0, 8.0, 3.5])
 def test_linear_matches_hf(head_dim, base, prf, factor):
-    got, af = check_against_hf(head_dim, base=base, partial_rotary_factor=prf,
-                               scaling={"rope_type": "linear", "factor": factor})
+    got, af = check_against_hf(
+        head_dim, base=base, partial_rotary_factor=prf, scaling={"rope_type": "linear", "factor": factor}
+    )
     default, _ = posviz.rope_inv_freq(head_dim, base=base, partial_rotary_factor=prf)
     np.testing.assert_allclose(got, default / factor, rtol=1e-14)
     assert af == 1.0
@@ -107,22 +110,30 @@ def test_linear_matches_hf(head_dim, base, prf, factor):
 @pytest.mark.parametrize("factor", [2.0, 4.0])
 @pytest.mark.parametrize("seq_len", [None, 100, 2047, 2048, 2049, 5000, 20000])
 def test_dynamic_matches_hf(head_dim, base, prf, factor, seq_len):
-    check_against_hf(head_dim, base=base, partial_rotary_factor=prf, max_position_embeddings=2048,
-                     seq_len=seq_len, scaling={"rope_type": "dynamic", "factor": factor})
+    check_against_hf(
+        head_dim,
+        base=base,
+        partial_rotary_factor=prf,
+        max_position_embeddings=2048,
+        seq_len=seq_len,
+        scaling={"rope_type": "dynamic", "factor": factor},
+    )
 
 
 @pytest.mark.parametrize("seq_len", [None, 1, 512, 2048])
 def test_dynamic_is_unscaled_up_to_max_position_embeddings(seq_len):
     # L = max(seq_len, L_max) = L_max gives base * (factor - factor + 1)^... = base
-    got, _ = posviz.rope_inv_freq(64, scaling={"rope_type": "dynamic", "factor": 4.0},
-                                  max_position_embeddings=2048, seq_len=seq_len)
+    got, _ = posviz.rope_inv_freq(
+        64, scaling={"rope_type": "dynamic", "factor": 4.0}, max_position_embeddings=2048, seq_len=seq_len
+    )
     np.testing.assert_allclose(got, posviz.rope_inv_freq(64)[0], rtol=1e-13)
 
 
 def test_dynamic_above_max_lowers_every_frequency_but_the_first():
     default, _ = posviz.rope_inv_freq(64)
-    got, _ = posviz.rope_inv_freq(64, scaling={"rope_type": "dynamic", "factor": 2.0},
-                                  max_position_embeddings=1024, seq_len=4096)
+    got, _ = posviz.rope_inv_freq(
+        64, scaling={"rope_type": "dynamic", "factor": 2.0}, max_position_embeddings=1024, seq_len=4096
+    )
     # new base = 10000 * (2 * 4096/1024 - 1)^(64/62) = 10000 * 7^(64/62)
     new_base = 10000.0 * 7.0 ** (64 / 62)
     np.testing.assert_allclose(got, [new_base ** (-2 * i / 64) for i in range(32)], rtol=1e-13)
@@ -134,23 +145,39 @@ def test_dynamic_above_max_lowers_every_frequency_but_the_first():
 
 YARN_CASES = [
     pytest.param({"factor": 4.0, "original_max_position_embeddings": 1024}, 4096, id="basic"),
-    pytest.param({"factor": 4.0, "original_max_position_embeddings": 1024, "attention_factor": 0.8}, 4096,
-                 id="explicit-attention-factor"),
-    pytest.param({"factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 1.0, "mscale_all_dim": 0.5},
-                 163840, id="mscale-ratio"),
-    pytest.param({"factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 0.707,
-                  "mscale_all_dim": 0.707}, 163840, id="mscale-equal-deepseek"),
-    pytest.param({"factor": 8.0, "original_max_position_embeddings": 2048, "mscale": 1.0}, 16384,
-                 id="mscale-without-all-dim"),
-    pytest.param({"factor": 4.0, "original_max_position_embeddings": 1024, "beta_fast": 16, "beta_slow": 2},
-                 4096, id="betas"),
-    pytest.param({"factor": 4.0, "original_max_position_embeddings": 1024, "beta_fast": 64.0, "beta_slow": 0.5},
-                 4096, id="betas-float"),
+    pytest.param(
+        {"factor": 4.0, "original_max_position_embeddings": 1024, "attention_factor": 0.8},
+        4096,
+        id="explicit-attention-factor",
+    ),
+    pytest.param(
+        {"factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 1.0, "mscale_all_dim": 0.5},
+        163840,
+        id="mscale-ratio",
+    ),
+    pytest.param(
+        {"factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 0.707, "mscale_all_dim": 0.707},
+        163840,
+        id="mscale-equal-deepseek",
+    ),
+    pytest.param(
+        {"factor": 8.0, "original_max_position_embeddings": 2048, "mscale": 1.0}, 16384, id="mscale-without-all-dim"
+    ),
+    pytest.param(
+        {"factor": 4.0, "original_max_position_embeddings": 1024, "beta_fast": 16, "beta_slow": 2}, 4096, id="betas"
+    ),
+    pytest.param(
+        {"factor": 4.0, "original_max_position_embeddings": 1024, "beta_fast": 64.0, "beta_slow": 0.5},
+        4096,
+        id="betas-float",
+    ),
     pytest.param({"factor": None, "original_max_position_embeddings": 2048}, 8192, id="factor-derived"),
-    pytest.param({"factor": 4.0, "original_max_position_embeddings": 1024, "truncate": False}, 4096,
-                 id="no-truncate"),
-    pytest.param({"factor": 16.0, "original_max_position_embeddings": 512, "truncate": False, "beta_fast": 8},
-                 8192, id="no-truncate-beta"),
+    pytest.param({"factor": 4.0, "original_max_position_embeddings": 1024, "truncate": False}, 4096, id="no-truncate"),
+    pytest.param(
+        {"factor": 16.0, "original_max_position_embeddings": 512, "truncate": False, "beta_fast": 8},
+        8192,
+        id="no-truncate-beta",
+    ),
     pytest.param({"factor": 1.0, "original_max_position_embeddings": 2048}, 2048, id="factor-one"),
     pytest.param({"factor": 2.0}, 4096, id="original-defaults-to-max"),
 ]
@@ -161,34 +188,53 @@ YARN_CASES = [
 @pytest.mark.parametrize("prf", PRFS)
 @pytest.mark.parametrize("params,max_pos", YARN_CASES)
 def test_yarn_matches_hf(head_dim, base, prf, params, max_pos):
-    check_against_hf(head_dim, base=base, partial_rotary_factor=prf, max_position_embeddings=max_pos,
-                     scaling={"rope_type": "yarn", **params})
+    check_against_hf(
+        head_dim,
+        base=base,
+        partial_rotary_factor=prf,
+        max_position_embeddings=max_pos,
+        scaling={"rope_type": "yarn", **params},
+    )
 
 
 def test_yarn_attention_factor_formulas():
     # default: 0.1 ln(factor) + 1 (Peng et al. 2023, eq. 22 with sqrt(1/t) = 0.1 ln(s) + 1)
-    _, af = posviz.rope_inv_freq(64, scaling={"rope_type": "yarn", "factor": 4.0,
-                                              "original_max_position_embeddings": 1024},
-                                 max_position_embeddings=4096)
+    _, af = posviz.rope_inv_freq(
+        64,
+        scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024},
+        max_position_embeddings=4096,
+    )
     assert af == pytest.approx(0.1 * math.log(4.0) + 1.0, rel=1e-14)
     # mscale / mscale_all_dim: ratio of the two get_mscale values
-    _, af = posviz.rope_inv_freq(64, scaling={"rope_type": "yarn", "factor": 40.0, "mscale": 1.0,
-                                              "mscale_all_dim": 0.5, "original_max_position_embeddings": 4096},
-                                 max_position_embeddings=163840)
+    _, af = posviz.rope_inv_freq(
+        64,
+        scaling={
+            "rope_type": "yarn",
+            "factor": 40.0,
+            "mscale": 1.0,
+            "mscale_all_dim": 0.5,
+            "original_max_position_embeddings": 4096,
+        },
+        max_position_embeddings=163840,
+    )
     assert af == pytest.approx((0.1 * math.log(40.0) + 1.0) / (0.05 * math.log(40.0) + 1.0), rel=1e-14)
     # an explicit attention_factor wins
-    _, af = posviz.rope_inv_freq(64, scaling={"rope_type": "yarn", "factor": 4.0, "attention_factor": 0.8,
-                                              "original_max_position_embeddings": 1024},
-                                 max_position_embeddings=4096)
+    _, af = posviz.rope_inv_freq(
+        64,
+        scaling={"rope_type": "yarn", "factor": 4.0, "attention_factor": 0.8, "original_max_position_embeddings": 1024},
+        max_position_embeddings=4096,
+    )
     assert af == 0.8
 
 
 def test_yarn_keeps_fast_pairs_and_interpolates_slow_pairs():
     head_dim, factor = 128, 8.0
     default, _ = posviz.rope_inv_freq(head_dim)
-    got, _ = posviz.rope_inv_freq(head_dim, scaling={"rope_type": "yarn", "factor": factor,
-                                                     "original_max_position_embeddings": 2048},
-                                  max_position_embeddings=16384)
+    got, _ = posviz.rope_inv_freq(
+        head_dim,
+        scaling={"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": 2048},
+        max_position_embeddings=16384,
+    )
     # pairs completing > beta_fast = 32 turns inside the original context are extrapolated (unchanged) ...
     turns = 2048 * default / (2 * math.pi)
     fast = turns > 32 * 1.5  # a margin past floor/ceil truncation of the correction range
@@ -206,7 +252,7 @@ def test_yarn_keeps_fast_pairs_and_interpolates_slow_pairs():
 
 def _longrope_factors(n_pairs: int) -> tuple[list[float], list[float]]:
     short = [1.0 + 0.05 * i for i in range(n_pairs)]
-    long = [1.0 + 0.75 * i ** 1.3 for i in range(n_pairs)]
+    long = [1.0 + 0.75 * i**1.3 for i in range(n_pairs)]
     return short, long
 
 
@@ -227,20 +273,34 @@ LONGROPE_CASES = [
 @pytest.mark.parametrize("extra,seq_len", LONGROPE_CASES)
 def test_longrope_matches_hf(head_dim, base, prf, extra, seq_len):
     short, long = _longrope_factors(int(head_dim * prf) // 2)
-    scaling = {"rope_type": "longrope", "short_factor": short, "long_factor": long,
-               "original_max_position_embeddings": 1024, **extra}
-    check_against_hf(head_dim, base=base, partial_rotary_factor=prf, max_position_embeddings=4096,
-                     seq_len=seq_len, scaling=scaling)
+    scaling = {
+        "rope_type": "longrope",
+        "short_factor": short,
+        "long_factor": long,
+        "original_max_position_embeddings": 1024,
+        **extra,
+    }
+    check_against_hf(
+        head_dim, base=base, partial_rotary_factor=prf, max_position_embeddings=4096, seq_len=seq_len, scaling=scaling
+    )
 
 
-@pytest.mark.parametrize("seq_len,which", [(None, "short"), (10, "short"), (1024, "short"), (1025, "long"),
-                                           (100000, "long")])
+@pytest.mark.parametrize(
+    "seq_len,which", [(None, "short"), (10, "short"), (1024, "short"), (1025, "long"), (100000, "long")]
+)
 def test_longrope_picks_factor_set_by_seq_len(seq_len, which):
     short, long = _longrope_factors(32)
     got, af = posviz.rope_inv_freq(
-        64, max_position_embeddings=4096, seq_len=seq_len,
-        scaling={"rope_type": "longrope", "short_factor": short, "long_factor": long,
-                 "original_max_position_embeddings": 1024})
+        64,
+        max_position_embeddings=4096,
+        seq_len=seq_len,
+        scaling={
+            "rope_type": "longrope",
+            "short_factor": short,
+            "long_factor": long,
+            "original_max_position_embeddings": 1024,
+        },
+    )
     default, _ = posviz.rope_inv_freq(64)
     ext = np.array(short if which == "short" else long)
     np.testing.assert_allclose(got, default / ext, rtol=1e-14)
@@ -250,21 +310,37 @@ def test_longrope_picks_factor_set_by_seq_len(seq_len, which):
 
 def test_longrope_attention_factor_is_one_without_extension():
     short, long = _longrope_factors(8)
-    _, af = posviz.rope_inv_freq(16, max_position_embeddings=1024, scaling={
-        "rope_type": "longrope", "short_factor": short, "long_factor": long,
-        "original_max_position_embeddings": 1024})
+    _, af = posviz.rope_inv_freq(
+        16,
+        max_position_embeddings=1024,
+        scaling={
+            "rope_type": "longrope",
+            "short_factor": short,
+            "long_factor": long,
+            "original_max_position_embeddings": 1024,
+        },
+    )
     assert af == 1.0
 
 
 # ------------------------------------------------------------------------------------------------ Llama 3.1
 
 LLAMA3_CASES = [
-    pytest.param({"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                  "original_max_position_embeddings": 8192}, 131072, id="llama-3.1"),
-    pytest.param({"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                  "original_max_position_embeddings": 8192}, 131072, id="llama-3.2"),
-    pytest.param({"factor": 4.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0,
-                  "original_max_position_embeddings": 1000}, 4000, id="small-context"),
+    pytest.param(
+        {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+        131072,
+        id="llama-3.1",
+    ),
+    pytest.param(
+        {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+        131072,
+        id="llama-3.2",
+    ),
+    pytest.param(
+        {"factor": 4.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0, "original_max_position_embeddings": 1000},
+        4000,
+        id="small-context",
+    ),
     pytest.param({"factor": 2.0, "low_freq_factor": 1.0, "high_freq_factor": 3.0}, 3000, id="original-from-max"),
 ]
 
@@ -274,13 +350,23 @@ LLAMA3_CASES = [
 @pytest.mark.parametrize("prf", PRFS)
 @pytest.mark.parametrize("params,max_pos", LLAMA3_CASES)
 def test_llama3_matches_hf(head_dim, base, prf, params, max_pos):
-    check_against_hf(head_dim, base=base, partial_rotary_factor=prf, max_position_embeddings=max_pos,
-                     scaling={"rope_type": "llama3", **params})
+    check_against_hf(
+        head_dim,
+        base=base,
+        partial_rotary_factor=prf,
+        max_position_embeddings=max_pos,
+        scaling={"rope_type": "llama3", **params},
+    )
 
 
 def test_llama3_bands():
-    params = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-              "original_max_position_embeddings": 8192}
+    params = {
+        "rope_type": "llama3",
+        "factor": 8.0,
+        "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192,
+    }
     got, af = posviz.rope_inv_freq(128, base=500000.0, scaling=params, max_position_embeddings=131072)
     default, _ = posviz.rope_inv_freq(128, base=500000.0)
     wavelen = 2 * math.pi / default
@@ -298,13 +384,18 @@ def test_llama3_bands():
 # ------------------------------------------------------------------------------------------------ dict handling
 
 
-@pytest.mark.parametrize("rope_type,params", [
-    ("linear", {"factor": 2.0}),
-    ("dynamic", {"factor": 2.0}),
-    ("yarn", {"factor": 4.0, "original_max_position_embeddings": 1024}),
-    ("llama3", {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                "original_max_position_embeddings": 1024}),
-])
+@pytest.mark.parametrize(
+    "rope_type,params",
+    [
+        ("linear", {"factor": 2.0}),
+        ("dynamic", {"factor": 2.0}),
+        ("yarn", {"factor": 4.0, "original_max_position_embeddings": 1024}),
+        (
+            "llama3",
+            {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 1024},
+        ),
+    ],
+)
 def test_legacy_type_key(rope_type, params):
     kwargs = dict(max_position_embeddings=4096, seq_len=8000)
     new = posviz.rope_inv_freq(64, scaling={"rope_type": rope_type, **params}, **kwargs)
@@ -315,14 +406,16 @@ def test_legacy_type_key(rope_type, params):
 
 
 def test_default_type_dict_equals_none():
-    np.testing.assert_array_equal(posviz.rope_inv_freq(32, scaling={"rope_type": "default"})[0],
-                                  posviz.rope_inv_freq(32)[0])
+    np.testing.assert_array_equal(
+        posviz.rope_inv_freq(32, scaling={"rope_type": "default"})[0], posviz.rope_inv_freq(32)[0]
+    )
 
 
 def test_rope_theta_inside_scaling_dict_overrides_base():
     # HF reads the base from rope_parameters["rope_theta"]
-    got, _ = posviz.rope_inv_freq(64, base=10000.0, scaling={"rope_type": "linear", "factor": 2.0,
-                                                             "rope_theta": 500000.0})
+    got, _ = posviz.rope_inv_freq(
+        64, base=10000.0, scaling={"rope_type": "linear", "factor": 2.0, "rope_theta": 500000.0}
+    )
     want, _ = oracle.hf_rope_inv_freq(64, base=500000.0, scaling={"rope_type": "linear", "factor": 2.0})
     np.testing.assert_allclose(got, want, rtol=RTOL_F32)
 
@@ -429,20 +522,43 @@ def test_yarn_with_an_odd_rotated_dim_that_transformers_cannot_build_is_refused(
     check_against_hf(64, scaling=scaling, partial_rotary_factor=3 / 64)  # a ramp of one pair broadcasts
 
 
-@pytest.mark.parametrize("kwargs,needle", [
-    ({"head_dim": 0}, "head_dim"),
-    ({"head_dim": -4}, "head_dim"),
-    ({"head_dim": 64, "base": 0.0}, "base"),
-    ({"head_dim": 64, "base": -10000.0}, "base"),
-    ({"head_dim": 64, "partial_rotary_factor": 0.0}, "partial_rotary_factor"),
-    ({"head_dim": 64, "partial_rotary_factor": 1.5}, "partial_rotary_factor"),
-    ({"head_dim": 64, "scaling": {"rope_type": "linear"}}, "factor"),
-    ({"head_dim": 64, "scaling": {"rope_type": "linear", "factor": -2.0}}, "factor"),
-    ({"head_dim": 64, "scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                  "original_max_position_embeddings": 8192}}, "high_freq_factor"),
-    ({"head_dim": 16, "scaling": {"rope_type": "longrope", "short_factor": [1.0] * 3, "long_factor": [1.0] * 8,
-                                  "original_max_position_embeddings": 1024}}, "short_factor"),
-])
+@pytest.mark.parametrize(
+    "kwargs,needle",
+    [
+        ({"head_dim": 0}, "head_dim"),
+        ({"head_dim": -4}, "head_dim"),
+        ({"head_dim": 64, "base": 0.0}, "base"),
+        ({"head_dim": 64, "base": -10000.0}, "base"),
+        ({"head_dim": 64, "partial_rotary_factor": 0.0}, "partial_rotary_factor"),
+        ({"head_dim": 64, "partial_rotary_factor": 1.5}, "partial_rotary_factor"),
+        ({"head_dim": 64, "scaling": {"rope_type": "linear"}}, "factor"),
+        ({"head_dim": 64, "scaling": {"rope_type": "linear", "factor": -2.0}}, "factor"),
+        (
+            {
+                "head_dim": 64,
+                "scaling": {
+                    "rope_type": "llama3",
+                    "factor": 8.0,
+                    "low_freq_factor": 1.0,
+                    "original_max_position_embeddings": 8192,
+                },
+            },
+            "high_freq_factor",
+        ),
+        (
+            {
+                "head_dim": 16,
+                "scaling": {
+                    "rope_type": "longrope",
+                    "short_factor": [1.0] * 3,
+                    "long_factor": [1.0] * 8,
+                    "original_max_position_embeddings": 1024,
+                },
+            },
+            "short_factor",
+        ),
+    ],
+)
 def test_bad_rope_inputs_raise_value_error(kwargs, needle):
     with pytest.raises(ValueError) as info:
         posviz.rope_inv_freq(**kwargs)
@@ -471,8 +587,9 @@ def test_half_layout_matches_llama(shape, base, start):
 def test_default_layout_is_half():
     x = _rng_x((6, 32))
     inv, _ = posviz.rope_inv_freq(32)
-    np.testing.assert_array_equal(posviz.apply_rope(x, np.arange(6), inv),
-                                  posviz.apply_rope(x, np.arange(6), inv, layout="half"))
+    np.testing.assert_array_equal(
+        posviz.apply_rope(x, np.arange(6), inv), posviz.apply_rope(x, np.arange(6), inv, layout="half")
+    )
 
 
 @pytest.mark.parametrize("shape", [(7, 16), (2, 3, 11, 64), (1, 5, 128)])
@@ -495,16 +612,27 @@ def test_partial_rotary_matches_neox_and_gptj(layout, reference, head_dim, prf):
     positions = np.arange(3, 12)
     got = posviz.apply_rope(x, positions, inv, layout=layout)
     np.testing.assert_allclose(got, reference(x, positions, inv), rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(got[..., 2 * len(inv):], x[..., 2 * len(inv):])
+    np.testing.assert_array_equal(got[..., 2 * len(inv) :], x[..., 2 * len(inv) :])
 
 
-@pytest.mark.parametrize("scaling,max_pos", [
-    (None, 128),
-    ({"rope_type": "linear", "factor": 4.0}, 128),
-    ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}, 128),
-    ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-      "original_max_position_embeddings": 32}, 128),
-])
+@pytest.mark.parametrize(
+    "scaling,max_pos",
+    [
+        (None, 128),
+        ({"rope_type": "linear", "factor": 4.0}, 128),
+        ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}, 128),
+        (
+            {
+                "rope_type": "llama3",
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 32,
+            },
+            128,
+        ),
+    ],
+)
 def test_end_to_end_against_llama_rotary_embedding_module(scaling, max_pos):
     """A real LlamaRotaryEmbedding (float32) incl. its attention_scaling, against apply_rope in float64.
 
@@ -543,7 +671,7 @@ def _rotate_vec(v, pos, inv, layout):
     half=st.integers(1, 64),
     m=st.integers(0, 10**5),
     n=st.integers(0, 10**5),
-    shift=st.integers(-10**4, 10**4),
+    shift=st.integers(-(10**4), 10**4),
     seed=st.integers(0, 2**32 - 1),
     layout=st.sampled_from(["half", "interleaved"]),
     base=st.sampled_from([10000.0, 500000.0, 10.0]),
@@ -563,8 +691,13 @@ def test_scores_depend_only_on_relative_position(half, m, n, shift, seed, layout
 
 
 @FAST
-@given(half=st.integers(1, 64), n_pass=st.integers(0, 9), seq=st.integers(1, 12), start=st.integers(0, 5000),
-       seed=st.integers(0, 2**32 - 1))
+@given(
+    half=st.integers(1, 64),
+    n_pass=st.integers(0, 9),
+    seq=st.integers(1, 12),
+    start=st.integers(0, 5000),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_layouts_equal_up_to_pair_permutation(half, n_pass, seq, start, seed):
     r = 2 * half
     d = r + 2 * n_pass
@@ -579,9 +712,14 @@ def test_layouts_equal_up_to_pair_permutation(half, n_pass, seq, start, seed):
 
 
 @FAST
-@given(half=st.integers(1, 64), seq=st.integers(1, 20), start=st.integers(0, 10**5),
-       layout=st.sampled_from(["half", "interleaved"]), seed=st.integers(0, 2**32 - 1),
-       prf_quarters=st.integers(1, 4))
+@given(
+    half=st.integers(1, 64),
+    seq=st.integers(1, 20),
+    start=st.integers(0, 10**5),
+    layout=st.sampled_from(["half", "interleaved"]),
+    seed=st.integers(0, 2**32 - 1),
+    prf_quarters=st.integers(1, 4),
+)
 def test_rotation_preserves_norm_and_pair_norms(half, seq, start, layout, seed, prf_quarters):
     d = 8 * half
     inv, _ = posviz.rope_inv_freq(d, partial_rotary_factor=prf_quarters / 4)
@@ -597,20 +735,30 @@ def test_rotation_preserves_norm_and_pair_norms(half, seq, start, layout, seed, 
 
 
 @FAST
-@given(d_rot_half=st.integers(1, 32), tail=st.integers(1, 40), seq=st.integers(1, 10),
-       layout=st.sampled_from(["half", "interleaved"]), seed=st.integers(0, 2**32 - 1))
+@given(
+    d_rot_half=st.integers(1, 32),
+    tail=st.integers(1, 40),
+    seq=st.integers(1, 10),
+    layout=st.sampled_from(["half", "interleaved"]),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_partial_rotary_leaves_tail_bit_identical(d_rot_half, tail, seq, layout, seed):
     inv = 1.0 / 10000.0 ** (np.arange(d_rot_half) / d_rot_half)
     d = 2 * d_rot_half + tail
     x = np.random.default_rng(seed).normal(size=(seq, d))
     y = posviz.apply_rope(x, np.arange(seq) + 7, inv, layout=layout)
-    np.testing.assert_array_equal(y[:, 2 * d_rot_half:], x[:, 2 * d_rot_half:])
+    np.testing.assert_array_equal(y[:, 2 * d_rot_half :], x[:, 2 * d_rot_half :])
     assert not np.allclose(y[:, : 2 * d_rot_half], x[:, : 2 * d_rot_half])
 
 
 @FAST
-@given(half=st.integers(1, 32), a=st.integers(0, 5000), b=st.integers(0, 5000),
-       layout=st.sampled_from(["half", "interleaved"]), seed=st.integers(0, 2**32 - 1))
+@given(
+    half=st.integers(1, 32),
+    a=st.integers(0, 5000),
+    b=st.integers(0, 5000),
+    layout=st.sampled_from(["half", "interleaved"]),
+    seed=st.integers(0, 2**32 - 1),
+)
 def test_rotations_compose_and_position_zero_is_identity(half, a, b, layout, seed):
     d = 2 * half
     inv, _ = posviz.rope_inv_freq(d)
@@ -663,8 +811,9 @@ def test_apply_rope_positions_length_mismatch_raises():
 
 
 def test_partial_rotary_factor_inside_scaling_dict_overrides_keyword():
-    got, _ = posviz.rope_inv_freq(64, partial_rotary_factor=1.0,
-                                  scaling={"rope_type": "linear", "factor": 2.0, "partial_rotary_factor": 0.5})
+    got, _ = posviz.rope_inv_freq(
+        64, partial_rotary_factor=1.0, scaling={"rope_type": "linear", "factor": 2.0, "partial_rotary_factor": 0.5}
+    )
     want, _ = oracle.hf_rope_inv_freq(64, partial_rotary_factor=0.5, scaling={"rope_type": "linear", "factor": 2.0})
     assert got.shape == (16,)
     np.testing.assert_allclose(got, want, rtol=RTOL_F32)
@@ -694,8 +843,11 @@ def test_interleaved_to_half_permutation(r):
     np.testing.assert_array_equal(perm, [2 * i for i in range(r // 2)] + [2 * i + 1 for i in range(r // 2)])
     inv, _ = posviz.rope_inv_freq(r)
     x = _rng_x((3, 5, r), seed=r)
-    np.testing.assert_allclose(posviz.apply_rope(x, np.arange(5), inv, layout="interleaved")[..., perm],
-                               posviz.apply_rope(x[..., perm], np.arange(5), inv, layout="half"), atol=1e-13)
+    np.testing.assert_allclose(
+        posviz.apply_rope(x, np.arange(5), inv, layout="interleaved")[..., perm],
+        posviz.apply_rope(x[..., perm], np.arange(5), inv, layout="half"),
+        atol=1e-13,
+    )
     with pytest.raises(ValueError):
         posviz.interleaved_to_half(r + 1)
 
@@ -724,5 +876,4 @@ def test_rope_scores_equal_direct_dot_products(layout):
     assert s.shape == (3, 4)
     for a, m in enumerate(qp):
         for b, n in enumerate(kp):
-            assert s[a, b] == pytest.approx(_rotate_vec(q, m, inv, layout) @ _rotate_vec(k, n, inv, layout),
-                                            abs=1e-12)
+            assert s[a, b] == pytest.approx(_rotate_vec(q, m, inv, layout) @ _rotate_vec(k, n, inv, layout), abs=1e-12)

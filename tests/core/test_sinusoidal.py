@@ -126,8 +126,7 @@ def test_shift_is_a_rotation_depending_only_on_offset(half_d, p, k, base):
 
 @pytest.mark.parametrize("d,k,base", [(2, 1, 10000.0), (16, 5, 10000.0), (64, 333, 500.0), (10, 0.5, 10000.0)])
 def test_posviz_shift_matrix_matches_formula(d, k, base):
-    np.testing.assert_allclose(posviz.shift_matrix(d, k, base=base), shift_matrix_from_formula(d, k, base),
-                               atol=1e-12)
+    np.testing.assert_allclose(posviz.shift_matrix(d, k, base=base), shift_matrix_from_formula(d, k, base), atol=1e-12)
 
 
 @FAST

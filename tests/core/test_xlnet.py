@@ -28,8 +28,9 @@ def masks_loop(permutation):
     return content, query
 
 
-@pytest.mark.parametrize("permutation", [[0], [0, 1], [1, 0], [2, 0, 1], [0, 1, 2, 3, 4], [4, 3, 2, 1, 0],
-                                         [3, 1, 4, 0, 2, 5]])
+@pytest.mark.parametrize(
+    "permutation", [[0], [0, 1], [1, 0], [2, 0, 1], [0, 1, 2, 3, 4], [4, 3, 2, 1, 0], [3, 1, 4, 0, 2, 5]]
+)
 def test_masks_match_loop_and_hf(permutation):
     content, query = posviz.xlnet_masks(permutation)
     assert content.dtype == np.bool_ and query.dtype == np.bool_
@@ -74,16 +75,19 @@ def test_accepts_numpy_and_tuple():
     np.testing.assert_array_equal(a[1], b[1])
 
 
-@pytest.mark.parametrize("bad", [
-    [0, 0, 1],  # duplicate
-    [1, 2, 3],  # not starting at 0
-    [0, 1, 3],  # gap
-    [-1, 0, 1],  # negative
-    [0, 2],  # out of range
-    [],  # empty
-    [[0, 1], [1, 0]],  # not 1-D
-    [0.0, 1.5, 2.0],  # not whole numbers
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [0, 0, 1],  # duplicate
+        [1, 2, 3],  # not starting at 0
+        [0, 1, 3],  # gap
+        [-1, 0, 1],  # negative
+        [0, 2],  # out of range
+        [],  # empty
+        [[0, 1], [1, 0]],  # not 1-D
+        [0.0, 1.5, 2.0],  # not whole numbers
+    ],
+)
 def test_invalid_permutations_raise_value_error(bad):
     with pytest.raises(ValueError) as info:
         posviz.xlnet_masks(bad)
