@@ -306,5 +306,5 @@ def report() -> None:
     if unknown:
         lines.append(t("link.unknown", keys=_listed(unknown)))
     if lines:
-        st.toast(" ".join(lines), icon=":material/link_off:", duration="long")
+        st.toast("\n\n".join(lines), icon=":material/link_off:", duration="long")
     st.session_state[LEFT] = {key: st.query_params.get_all(key) for key in st.query_params}

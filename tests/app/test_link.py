@@ -27,7 +27,7 @@ def notice(lang: str, dropped: str = "", unknown: str = "") -> list[str]:
     """The link notice as the catalog words it: the values not used, then the keys that are no setting."""
     parts = [tr(lang, "link.ignored", values=dropped)] if dropped else []
     parts += [tr(lang, "link.unknown", keys=unknown)] if unknown else []
-    return [" ".join(parts)] if parts else []
+    return ["\n\n".join(parts)] if parts else []  # one notice, a paragraph each
 
 
 def title(at) -> list[str]:
