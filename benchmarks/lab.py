@@ -2,7 +2,7 @@
 
     python benchmarks/lab.py [--out benchmarks/results/lab.md] [--isolation]
 
-The issue asks for all six encodings in under two minutes on a 2-core CPU. Wall-clock time on a shared machine
+The target: all six encodings in under two minutes on a 2-core CPU. Wall-clock time on a shared machine
 depends on its load, so the table also gives the CPU time of each run and the load average before and after.
 ``--isolation`` times the isolation check (``position_accuracy``) at the same budget too.
 """
