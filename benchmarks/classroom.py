@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import http.client
 import itertools
 import os
 import platform
@@ -143,7 +144,8 @@ class Server:
         )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            with contextlib.suppress(OSError):
+            # not yet: nothing listening, or a connection to itself (a loopback port nothing listens on yet)
+            with contextlib.suppress(OSError, http.client.HTTPException):
                 with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as response:
                     if response.status == 200:
                         return self

@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import ctypes
 import gzip
+import http.client
 import importlib.metadata
 import importlib.util
 import os
@@ -174,10 +175,13 @@ def render_config(
 
 
 def healthy(url: str, timeout: float = 2.0) -> bool:
+    """Whether the server at ``url`` answers Streamlit's health check. Anything else is "not yet": nothing listening,
+    or an answer that is no HTTP response — a connection to a loopback port that nothing listens on yet can connect
+    to itself (TCP simultaneous open) and read back its own request."""
     try:
         with urllib.request.urlopen(f"{url}/_stcore/health", timeout=timeout) as response:
             return response.status == 200 and response.read().strip() == b"ok"
-    except (urllib.error.URLError, OSError):
+    except (urllib.error.URLError, http.client.HTTPException, OSError):
         return False
 
 

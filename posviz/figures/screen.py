@@ -120,13 +120,13 @@ def _large_layout(layout: dict) -> dict:
 
 def _decade_ticks(axis: dict, name: str, layout: dict, tick: int) -> dict:
     """A log axis labelled at every power of ten: at presentation size, every k-th power, so that labels do not
-    overlap (about two label heights apart on a y axis, four on an x axis); plotly's own spacing when the axis has
-    no fixed range to count decades on."""
+    overlap (about two label heights apart on a y axis, four on an x axis); unchanged when the axis has no fixed
+    range to count decades on."""
     if axis.get("type") != "log" or axis.get("dtick") not in (1, 1.0):
         return {}
     span = axis.get("range")
     if not span or len(span) != 2 or None in span:
-        return {"dtick": None}
+        return {}  # plotly's own spacing would label the digits between decades, in smaller type
     decades = abs(float(span[1]) - float(span[0]))
     vertical = name.startswith("yaxis")
     length = (layout["height"] - 200) if vertical else 900  # the plot area, under the title and over the x labels

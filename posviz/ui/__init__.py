@@ -98,8 +98,11 @@ def lesson_tools(page: str) -> None:
 
 def finish_page() -> None:
     """For the frame, after the page has run: draw the chosen slide of a page whose tabs did not (a page without
-    tabs, or with a selector of its own); nothing otherwise."""
+    tabs, or with a selector of its own), and keep the view's link and values with its record for the handout."""
     slides.finish()
+    record = lesson.current()
+    if record is not None:
+        handout.seal(record)
 
 
 def chart_config(stem: str) -> dict:

@@ -17,7 +17,6 @@ import datetime
 import functools
 import html
 import re
-import threading
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -342,30 +341,27 @@ def page_address(page: str) -> str:
     return url or ("/" if page == "home" else f"/{page}")
 
 
-def build(lesson: lessons.Lesson, ctx, base: str) -> bytes:
-    """The handout's bytes, when its button is pressed: runs on one of Streamlit's worker threads, which is given
-    the session's context for the time it reads the link and the controls."""
-    from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+def seal(lesson: lessons.Lesson) -> None:
+    """As the run ends (the frame calls it after the page): keep the link that reopens the view and the values in
+    use with the record, read now, in the run, where the link and the controls are this view's."""
+    lesson.link = link_of(page_address(lesson.page), lesson)
+    lesson.values = values_in_use(lesson)
 
-    thread = threading.current_thread()
-    previous = get_script_run_ctx(suppress_warning=True)
-    add_script_run_ctx(thread, ctx)
-    try:
-        link, values = link_of(base, lesson), values_in_use(lesson)
-    finally:
-        add_script_run_ctx(thread, previous)
-    return render(lesson, link=link, values=values).encode("utf-8")
+
+def build(lesson: lessons.Lesson) -> bytes:
+    """The handout's bytes, when its button is pressed (on one of Streamlit's worker threads): made from the record
+    alone, sealed at the end of the run that drew the button."""
+    link = lesson.link if lesson.link is not None else page_address(lesson.page)
+    return render(lesson, link=link, values=lesson.values).encode("utf-8")
 
 
 def button(lesson: lessons.Lesson) -> None:
     """The "Download this lesson" button; the file is made only when it is pressed."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
     from .i18n import t
 
     st.download_button(
         t("handout.download"),
-        data=functools.partial(build, lesson, get_script_run_ctx(), page_address(lesson.page)),
+        data=functools.partial(build, lesson),
         file_name=f"posviz-{lesson.page}-{lesson.lang}.html",
         mime="text/html",
         key="posviz-handout",

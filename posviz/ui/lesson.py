@@ -46,6 +46,9 @@ class Lesson:
     slides: object = None
     #: Messages of the errors shown in the open tab (a slide repeats them).
     errors: list[str] = dataclasses.field(default_factory=list)
+    #: The link that reopens the view and the values in use, kept as the run ends (``handout.seal``).
+    link: str | None = None
+    values: list[tuple[str, str]] = dataclasses.field(default_factory=list)
 
     def add(self, shown: Shown) -> None:
         """Append ``shown``; a figure of the same key replaces its earlier self (a fragment drew it again)."""

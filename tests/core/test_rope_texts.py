@@ -51,7 +51,7 @@ def test_layouts_name_meta_s_llama_interleaved_and_transformers_port_half_split(
     assert "Meta 的 LLaMA" in zh["rope.layout.interleaved"] and "transformers 的 LLaMA" in zh["rope.layout.half"]
     interleaved, half = en["rope.layouts.notice"].split("; half-split")
     assert "Meta's reference LLaMA" in interleaved and "transformers' LLaMA" in half
-    interleaved, half = zh["rope.layouts.notice"].split("；两半排布")
+    interleaved, half = zh["rope.layouts.notice"].split("；前后两半排布")
     assert "Meta 官方的 LLaMA" in interleaved and "transformers 里的 LLaMA" in half
     # the permutation the check shows is the one that turns interleaved pairs into half-split ones
     perm = rope.interleaved_to_half(8)

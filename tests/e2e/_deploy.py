@@ -13,6 +13,7 @@ import contextlib
 import http.cookiejar
 import inspect
 import os
+import random
 import shutil
 import signal
 import socket
@@ -44,14 +45,20 @@ def nginx_present() -> bool:
     return bool(shutil.which("nginx") or os.access("/usr/sbin/nginx", os.X_OK))
 
 
+def _ephemeral_low() -> int:
+    """The first port Linux hands out to outgoing connections (32768 unless configured otherwise)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_block(size: int) -> int:
-    """A port such that it and the ``size - 1`` ports after it are free on loopback (the proxy and its apps)."""
+    """A port such that it and the ``size - 1`` ports after it are free on loopback (the proxy and its apps), below
+    the ephemeral range: a health check of a port there that nothing listens on yet could connect to itself."""
+    low, high = 20_000, max(20_000 + size + 1, _ephemeral_low() - size)
     for _ in range(200):
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            base = sock.getsockname()[1]
-        if base + size >= 65535:
-            continue
+        base = random.randrange(low, high)
         socks = []
         try:
             for port in range(base, base + size):

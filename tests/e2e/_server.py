@@ -5,13 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -35,17 +32,15 @@ MISSING_CHROMIUM = "chromium is required in CI: apt-get install chromium"
 
 
 def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    from ._deploy import free_block  # below the ephemeral ports: see ``deploy.serve.healthy``
+
+    return free_block(1)
 
 
 def _healthy(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-            return response.status == 200 and response.read().decode().strip() == "ok"
-    except (urllib.error.URLError, OSError):
-        return False
+    from deploy.serve import healthy
+
+    return healthy(url)
 
 
 def _stop(proc: subprocess.Popen) -> None:

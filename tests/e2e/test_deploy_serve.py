@@ -76,3 +76,26 @@ def test_ctrl_c_stops_nginx_and_every_app_process():
             assert not os.path.exists(f"/proc/{pid}"), f"process {pid} outlived serve.sh"
         assert not healthy(served.url)
         assert not any(healthy(served.app_url(i)) for i in range(2))
+
+
+def test_a_health_check_that_reads_back_its_own_request_is_not_ready():
+    """On loopback, a connection to a port that nothing listens on yet can connect to itself and read its own request
+    back as the answer: the health check says "not ready" (and the poll goes on) instead of raising."""
+    import socket
+    import threading
+
+    from deploy.serve import healthy
+
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+
+        def echo() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(conn.recv(4096))  # what a self-connected socket reads: the request itself
+
+        thread = threading.Thread(target=echo, daemon=True)
+        thread.start()
+        assert healthy(f"http://127.0.0.1:{server.getsockname()[1]}") is False
+        thread.join(5)
