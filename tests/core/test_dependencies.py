@@ -1,6 +1,7 @@
-"""Every package the app imports is declared in requirements.txt, by the name pip installs it under: a fresh machine
-that runs the README's first command must have everything the app imports (a package that only arrives as another
-package's dependency, or only with the test tools, is one release away from a crash)."""
+"""Every package the app imports is declared in pyproject.toml's dependencies, by the name pip installs it under, and
+requirements.txt installs the project: a fresh machine that runs the README's first command must have everything the
+app imports (a package that only arrives as another package's dependency, or only with the test tools, is one release
+away from a crash)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import ast
 import importlib.metadata
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,21 +32,19 @@ def imported_modules() -> dict[str, str]:
     return found
 
 
-def declared(requirements: Path) -> set[str]:
-    """The distributions a requirements file names (normalised as pip does), following ``-r`` includes."""
-    names: set[str] = set()
-    for line in requirements.read_text(encoding="utf-8").splitlines():
-        line = line.split("#")[0].strip()
-        if line.startswith("-r"):
-            names |= declared(requirements.parent / line[2:].strip())
-        elif line:
-            names.add(re.split(r"[<>=!~\[ ;]", line)[0].lower().replace("_", "-"))
-    return names
+def names(requirements: list[str]) -> set[str]:
+    """The distributions named by requirement strings, normalised as pip does."""
+    return {re.split(r"[<>=!~\[ ;]", r.strip())[0].lower().replace("_", "-") for r in requirements if r.strip()}
+
+
+def declared(pyproject: Path) -> set[str]:
+    """The runtime dependencies a pyproject.toml declares."""
+    return names(tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"])
 
 
 def test_every_third_party_import_of_the_app_is_declared():
     distributions = importlib.metadata.packages_distributions()
-    wanted = declared(ROOT / "requirements.txt")
+    wanted = declared(ROOT / "pyproject.toml")
     missing = {}
     for module, where in imported_modules().items():
         if module in sys.stdlib_module_names or module == "posviz" or module == "__future__":
@@ -56,9 +56,22 @@ def test_every_third_party_import_of_the_app_is_declared():
 
 
 def test_the_check_sees_an_undeclared_import(tmp_path):
-    """The check above can fail: a requirements file without markdown-it-py does not cover the handout's import."""
-    partial = tmp_path / "requirements.txt"
-    partial.write_text("streamlit\nnumpy\n", encoding="utf-8")
-    assert "markdown-it-py" not in declared(partial)
-    assert "markdown-it-py" in declared(ROOT / "requirements.txt")
+    """The check above can fail: dependencies without markdown-it-py do not cover the handout's import."""
+    partial = tmp_path / "pyproject.toml"
+    partial.write_text('[project]\ndependencies = ["streamlit>=1.67", "numpy"]\n', encoding="utf-8")
+    assert "markdown-it-py" not in declared(partial) and "streamlit" in declared(partial)
+    assert "markdown-it-py" in declared(ROOT / "pyproject.toml")
     assert imported_modules()["markdown_it"].startswith("posviz/")
+
+
+def test_the_set_up_commands_install_the_project_and_its_extras():
+    """The README's two commands install through requirements*.txt: the project itself (its dependencies), and the
+    project with its test extra."""
+    lines = {
+        p: [x.split("#")[0].strip() for x in (ROOT / p).read_text().splitlines()]
+        for p in ("requirements.txt", "requirements-test.txt")
+    }
+    assert "-e ." in lines["requirements.txt"]
+    assert "-e .[test]" in lines["requirements-test.txt"]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert {"pytest", "hypothesis", "transformers", "playwright", "ruff", "mypy"} <= names(extras["test"])
