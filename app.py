@@ -8,6 +8,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st  # noqa: E402
 
+from posviz.pages import BY_KEY, HOME, PAGES, SECTIONS  # noqa: E402
 from posviz.ui import LANGUAGES, favicon, finish_page, link, present, reconnect, t, widgets
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
@@ -32,39 +33,18 @@ with st.sidebar:
     present.toggle()
 reconnect.notice()
 
-#: Every page: its name (its URL path and catalog key), script, icon and the section of the menu it is listed in.
-PAGES = [
-    ("home", "pages/1_home.py", ":material/home:", "lessons"),
-    ("sinusoidal", "pages/2_sinusoidal.py", ":material/waves:", "lessons"),
-    ("learned", "pages/3_learned.py", ":material/school:", "lessons"),
-    ("rope", "pages/4_rope.py", ":material/rotate_right:", "lessons"),
-    ("alibi", "pages/5_alibi.py", ":material/trending_down:", "lessons"),
-    ("relative", "pages/6_relative.py", ":material/compare_arrows:", "lessons"),
-    ("xlnet", "pages/7_xlnet.py", ":material/shuffle:", "lessons"),
-    ("compare", "pages/10_compare.py", ":material/balance:", "lessons"),
-    ("inspect", "pages/8_inspect.py", ":material/search:", "tools"),
-    ("lab", "pages/9_lab.py", ":material/model_training:", "tools"),
-    ("pitfalls", "pages/11_pitfalls.py", ":material/bug_report:", "check"),
-    ("claims", "pages/12_claims.py", ":material/fact_check:", "check"),
-]
-SECTIONS = ("lessons", "tools", "check")
 #: Home is served at the app's root; ``/home`` names it too (a hidden page of the same script, which Streamlit
 #: would otherwise answer with a "Page not found" dialog in English).
-HOME_BY_NAME = "home"
-
+home = BY_KEY[HOME]
 pages = {
-    name: st.Page(
-        path, title=t(f"page.{name}"), icon=icon, url_path="" if name == "home" else name, default=name == "home"
-    )
-    for name, path, icon, _ in PAGES
+    p.key: st.Page(p.file, title=t(f"page.{p.key}"), icon=p.icon, url_path=p.url_path, default=p.key == HOME)
+    for p in PAGES
 }
-menu = {t(f"nav.{section}"): [pages[name] for name, *_, where in PAGES if where == section] for section in SECTIONS}
-home_by_name = st.Page(PAGES[0][1], title=t("page.home"), icon=PAGES[0][2], url_path=HOME_BY_NAME, visibility="hidden")
+menu = {t(f"nav.{section}"): [pages[p.key] for p in PAGES if p.section == section] for section in SECTIONS}
+home_by_name = st.Page(home.file, title=t("page.home"), icon=home.icon, url_path=HOME, visibility="hidden")
 menu[t("nav.lessons")].append(home_by_name)
 page = st.navigation(menu)
-name, script = next(
-    ((name, path) for name, path, *_ in PAGES if pages[name] is page), (f"{HOME_BY_NAME}-by-name", PAGES[0][1])
-)
+name, script = next(((p.key, p.file) for p in PAGES if pages[p.key] is page), (f"{HOME}-by-name", home.file))
 link.opened(name, script)
 widgets.style()
 try:

@@ -94,13 +94,11 @@ st.plotly_chart(go.Figure(go.Heatmap(z=matrix())), key="reference")
 # ------------------------------------------------------------------------------------------------ pure helpers
 
 
-def app_pages(app_file: Path = APP_FILE) -> tuple[tuple[str, str], ...]:
-    """``(name, script path)`` of every page, read from the ``PAGES`` list literal of app.py."""
-    tree = ast.parse(Path(app_file).read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets):
-            return tuple((ast.literal_eval(e.elts[0]), ast.literal_eval(e.elts[1])) for e in node.value.elts)
-    raise ValueError(f"{app_file} has no PAGES = [...] list to read the pages from")
+def app_pages() -> tuple[tuple[str, str], ...]:
+    """``(key, script path)`` of every page, from the page table (``posviz.pages``)."""
+    from posviz.pages import PAGES
+
+    return tuple((page.key, page.file) for page in PAGES)
 
 
 def tab_codes(page_file: Path) -> tuple[str, ...]:

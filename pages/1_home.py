@@ -1,15 +1,13 @@
 """Home: why a Transformer needs positions (a sentence and its shuffle through one attention head), a first
 lesson's tour, the map of the families and the other tools."""
 
-import os
-
 import pandas as pd
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import posviz
 from posviz import attention_demo as demo
 from posviz.figures import home as homefig
+from posviz.pages import script
 from posviz.ui import cache, controls, current_language, errors_shown, intro, show, t, widgets
 
 OWN = "own"
@@ -17,31 +15,18 @@ OWN = "own"
 FIRST_EXAMPLE = {"en": "dog", "zh": "zh_dog"}
 #: What the box of one's own sentence holds at first.
 OWN_DEFAULT = {"en": "time flies like an arrow", "zh": "光阴似箭，日月如梭"}
-#: The first lesson: (step, page script, query parameters that open the right view).
+#: The first lesson: (step, page key, query parameters that open the right view).
 TOUR = (
-    ("demo", "pages/1_home.py", {"pe": "true"}),
-    ("table", "pages/2_sinusoidal.py", None),
-    ("distance", "pages/2_sinusoidal.py", {"tab": "distance"}),
-    ("shift", "pages/2_sinusoidal.py", {"tab": "shift"}),
-    ("rope", "pages/4_rope.py", None),
-    ("alibi", "pages/5_alibi.py", None),
-    ("compare", "pages/10_compare.py", None),
+    ("demo", "home", {"pe": "true"}),
+    ("table", "sinusoidal", None),
+    ("distance", "sinusoidal", {"tab": "distance"}),
+    ("shift", "sinusoidal", {"tab": "shift"}),
+    ("rope", "rope", None),
+    ("alibi", "alibi", None),
+    ("compare", "compare", None),
 )
-#: Pages beyond the families, linked once app.py registers them.
-TOOLS = (
-    ("inspect", "pages/8_inspect.py"),
-    ("lab", "pages/9_lab.py"),
-    ("compare", "pages/10_compare.py"),
-    ("pitfalls", "pages/11_pitfalls.py"),
-    ("claims", "pages/12_claims.py"),
-)
-
-
-def registered(path: str) -> bool:
-    """Whether app.py's navigation holds the page script ``path`` (pages join app.py one at a time)."""
-    ctx = get_script_run_ctx()
-    wanted = os.path.realpath(os.path.join(os.path.dirname(ctx.main_script_path), path))
-    return any(page["script_path"] == wanted for page in ctx.pages_manager.get_pages().values())
+#: Pages beyond the families.
+TOOLS = ("inspect", "lab", "compare", "pitfalls", "claims")
 
 
 def chips(tokens) -> str:
@@ -153,10 +138,11 @@ def shuffle_section(sentence: str, seed: int, positions: bool, causal: bool, bac
 
 
 def tour() -> None:
-    steps = [(code, path, query) for code, path, query in TOUR if registered(path)]
-    for number, (code, path, query) in enumerate(steps, start=1):
+    for number, (code, key, query) in enumerate(TOUR, start=1):
         st.markdown(t("home.tour.step", number=number, text=t(f"home.tour.{code}")))
-        st.page_link(path, label=t(f"home.tour.{code}.link"), icon=":material/arrow_forward:", query_params=query)
+        st.page_link(
+            script(key), label=t(f"home.tour.{code}.link"), icon=":material/arrow_forward:", query_params=query
+        )
 
 
 def family_link(fam) -> dict | None:
@@ -171,7 +157,7 @@ def families() -> None:
     for i, fam in enumerate(posviz.FAMILIES.values()):
         with columns[i % 3].container(border=True):
             st.page_link(
-                fam.page,
+                script(fam.page),
                 label=t(f"family.{fam.key}.name"),
                 icon=":material/arrow_forward:",
                 query_params=family_link(fam),
@@ -181,11 +167,10 @@ def families() -> None:
 
 
 def tools() -> None:
-    present = [(name, path) for name, path in TOOLS if registered(path)]
     columns = st.columns(3)
-    for i, (name, path) in enumerate(present):
+    for i, name in enumerate(TOOLS):
         with columns[i % 3].container(border=True):
-            st.page_link(path, label=t(f"page.{name}"), icon=":material/arrow_forward:")
+            st.page_link(script(name), label=t(f"page.{name}"), icon=":material/arrow_forward:")
             st.caption(t(f"home.more.{name}"))
 
 

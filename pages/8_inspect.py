@@ -13,6 +13,7 @@ from posviz.encodings import sinusoidal as sin
 from posviz.figures import inspect as inspect_figures
 from posviz.figures import learned as learned_figures
 from posviz.figures import rope as rope_figures
+from posviz.pages import script
 from posviz.ui import (
     SIMILARITY_POSITIONS,
     cache,
@@ -173,7 +174,7 @@ def rope_model(exc: ckpt.RopeModel) -> None:
         name="checkpoint_rope",
     )
     st.page_link(
-        "pages/4_rope.py",
+        script("rope"),
         label=t("inspect.open.rope"),
         icon=":material/rotate_right:",
         query_params={"tab": "config", "cfg": json.dumps(fields)},
@@ -187,7 +188,7 @@ def hand_over(loaded: Loaded) -> None:
     if found.kind == "t5_bias":
         tables[loaded.label] = found.matrix
         st.page_link(
-            "pages/6_relative.py",
+            script("relative"),
             label=t("inspect.open.relative"),
             icon=":material/compare_arrows:",
             query_params={"tab": "t5"},
@@ -195,7 +196,7 @@ def hand_over(loaded: Loaded) -> None:
     else:
         tables[loaded.label] = loaded.table
         st.page_link(
-            "pages/3_learned.py",
+            script("learned"),
             label=t("inspect.open.learned"),
             icon=":material/school:",
             query_params={"init": LEARNED_SESSION + loaded.label},

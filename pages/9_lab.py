@@ -9,6 +9,7 @@ import streamlit as st
 from posviz import analysis, figures, lab
 from posviz.figures import lab as lab_figures
 from posviz.lab.queue import overall
+from posviz.pages import script
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, show, t, training
 from posviz.ui.widgets import numeric
 
@@ -295,7 +296,7 @@ def files_tab() -> None:
     for encoding in (e for e in runs if e in lab.LEARNED_TABLES):
         tables[SESSION_PREFIX + encoding] = runs[encoding].model.position_table()
         st.page_link(
-            "pages/3_learned.py",
+            script("learned"),
             label=t("lab.open.learned", encoding=encoding),
             icon=":material/school:",
             query_params={"init": "session:" + SESSION_PREFIX + encoding},

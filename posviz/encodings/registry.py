@@ -86,7 +86,7 @@ class Family:
     name: str
     summary: str
     paper: str
-    page: str
+    page: str  # the key of its page in ``posviz.pages`` (the script is ``posviz.pages.script(page)``)
     params: tuple[Param, ...]
     build: Callable[..., np.ndarray]
     terms: tuple[Term, ...]
@@ -149,7 +149,7 @@ FAMILIES: dict[str, Family] = {
             name="Sinusoidal",
             summary="Fixed sin/cos waves of geometrically spaced frequencies, added to the token embeddings.",
             paper="Vaswani et al. 2017, Attention Is All You Need",
-            page="pages/2_sinusoidal.py",
+            page="sinusoidal",
             params=(N_POSITIONS, D_MODEL, BASE, Param("layout", "interleaved", options=sinusoidal.LAYOUTS)),
             build=lambda n_positions=128, d_model=128, base=10000.0, layout="interleaved": sinusoidal.sinusoidal(
                 n_positions, d_model, base=base, layout=layout
@@ -166,7 +166,7 @@ FAMILIES: dict[str, Family] = {
             name="Learned absolute",
             summary="A trainable table with one vector per position (BERT, GPT-2), or one started from sinusoids.",
             paper="Devlin et al. 2019, BERT; Radford et al. 2019, GPT-2",
-            page="pages/3_learned.py",
+            page="learned",
             params=(
                 N_POSITIONS,
                 D_MODEL,
@@ -193,7 +193,7 @@ FAMILIES: dict[str, Family] = {
             name="RoPE",
             summary="Rotates each pair of query and key dimensions by an angle proportional to the position.",
             paper="Su et al. 2021, RoFormer",
-            page="pages/4_rope.py",
+            page="rope",
             params=(
                 N_POSITIONS,
                 Param("head_dim", 64, 2, 1024, 2),
@@ -212,7 +212,7 @@ FAMILIES: dict[str, Family] = {
             name="ALiBi",
             summary="No position vectors: each head subtracts a slope times the distance from the attention score.",
             paper="Press et al. 2022, Train Short, Test Long",
-            page="pages/5_alibi.py",
+            page="alibi",
             params=(
                 Param("n_heads", 8, 1, alibi.MAX_HEADS, 1),
                 Param("seq_len", 32, 1, 4096, 1),
@@ -235,7 +235,7 @@ FAMILIES: dict[str, Family] = {
             summary="Learned vectors per clipped relative distance: a^K meets the query in the score (q_i·a^K), "
             "a^V is added to the values.",
             paper="Shaw et al. 2018, Self-Attention with Relative Position Representations",
-            page="pages/6_relative.py",
+            page="relative",
             params=(Param("seq_len", 32, 1, 4096, 1), Param("max_relative_position", 8, 1, 512, 1)),
             build=lambda seq_len=32, max_relative_position=8: relative.shaw_relative_index(
                 seq_len, seq_len, max_relative_position
@@ -256,7 +256,7 @@ FAMILIES: dict[str, Family] = {
             name="Relative (T5 buckets)",
             summary="One learned scalar per head and log-spaced distance bucket, added to the attention score.",
             paper="Raffel et al. 2020, T5",
-            page="pages/6_relative.py",
+            page="relative",
             params=(
                 Param("seq_len", 64, 1, 4096, 1),
                 Param("num_buckets", 32, 4, 256, 2),
@@ -281,7 +281,7 @@ FAMILIES: dict[str, Family] = {
             summary="Positions from Transformer-XL's relative encoding, a score term that depends on the query; the "
             "two-stream masks of a sampled factorisation order are a pretraining device, not a position code.",
             paper="Yang et al. 2019, XLNet; Dai et al. 2019, Transformer-XL",
-            page="pages/7_xlnet.py",
+            page="xlnet",
             # seed 0 is the left-to-right order, which looks like a causal mask; the default is a shuffled one
             params=(Param("seq_len", 8, 2, 64, 1), Param("seed", 1, 0, 2**31 - 1, 1)),
             build=lambda seq_len=8, seed=1: xlnet.xlnet_masks(xlnet.factorisation_order(seq_len, seed))[1],

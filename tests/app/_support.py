@@ -28,12 +28,10 @@ TIMEOUT = 60
 
 @cache
 def app_pages() -> tuple[tuple[str, str], ...]:
-    """``(name, script path)`` of every page, read from the ``PAGES`` list literal of app.py."""
-    tree = ast.parse(APP_FILE.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PAGES" for t in node.targets):
-            return tuple((ast.literal_eval(e.elts[0]), ast.literal_eval(e.elts[1])) for e in node.value.elts)
-    raise AssertionError("app.py has no PAGES = [...] list to read the pages from")
+    """``(key, script path)`` of every page, from the page table app.py builds its navigation from."""
+    from posviz.pages import PAGES
+
+    return tuple((page.key, page.file) for page in PAGES)
 
 
 @cache

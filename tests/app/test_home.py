@@ -250,7 +250,7 @@ def test_every_family_card_opens_its_own_family():
     by_label = {p.proto.label: p.proto for p in at.get("page_link")}
     for fam in posviz.FAMILIES.values():
         link = by_label[tr("en", f"family.{fam.key}.name")]
-        page = {path: name for name, path in PAGE_FILES.items()}[fam.page]
+        page = fam.page
         assert link.page == page, fam.key
         query = dict(pair.split("=") for pair in link.query_string.split("&") if pair)
         opened = open_page(page, query=query)

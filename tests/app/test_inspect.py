@@ -18,6 +18,7 @@ import posviz
 from posviz import analysis
 from posviz.encodings import rope_configs
 from posviz.encodings import sinusoidal as sin
+from posviz.pages import script
 from posviz.ui import SESSION_TABLES
 
 from ._support import ROOT, as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, visit_tabs
@@ -136,7 +137,7 @@ def test_the_table_is_handed_to_the_learned_page(models):
     np.testing.assert_array_equal(at.session_state[SESSION_TABLES][label], models["gpt2"][1])
     (link,) = [p.proto for p in at.get("page_link") if p.proto.label == tr("en", "inspect.open.learned")]
     assert parse_qs(link.query_string) == {"init": ["session:" + label]}
-    at.switch_page("pages/3_learned.py")
+    at.switch_page(script("learned"))
     at.query_params["init"] = "session:" + label
     at.run()
     assert_clean(at)
@@ -170,7 +171,7 @@ def test_t5_biases_open_the_relative_page(models):
     assert_matrix(heatmap_z(fig), bias, what="T5 bias")
     (link,) = [p.proto for p in at.get("page_link") if p.proto.label == tr("en", "inspect.open.relative")]
     assert parse_qs(link.query_string) == {"tab": ["t5"]}
-    at.switch_page("pages/6_relative.py")
+    at.switch_page(script("relative"))
     at.query_params["tab"] = "t5"
     at.run()
     assert_clean(at)

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from posviz.pages import script
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -28,17 +30,11 @@ def _load():
 bench = _load()
 
 
-def test_app_pages_are_the_tuples_written_in_app_py():
-    written = re.findall(r'\(\s*"(\w+)",\s*"(pages/[\w.]+\.py)"', (ROOT / "app.py").read_text(encoding="utf-8"))
-    assert bench.app_pages() == tuple(written)
-    assert all((ROOT / path).is_file() for _, path in written)
+def test_app_pages_are_the_page_table():
+    from posviz.pages import PAGES
 
-
-def test_app_pages_without_a_list_is_an_error(tmp_path):
-    script = tmp_path / "app.py"
-    script.write_text("import streamlit as st\n")
-    with pytest.raises(ValueError, match="PAGES"):
-        bench.app_pages(script)
+    assert bench.app_pages() == tuple((p.key, p.file) for p in PAGES)
+    assert all((ROOT / path).is_file() for _, path in bench.app_pages())
 
 
 def test_tab_codes_are_the_keys_of_draw_in_order(tmp_path):
@@ -52,7 +48,7 @@ def test_tab_codes_are_the_keys_of_draw_in_order(tmp_path):
 def test_every_tab_code_of_a_tabbed_page_has_its_label_in_the_catalog():
     catalog = json.loads((ROOT / "assets/i18n/en/sinusoidal.json").read_text(encoding="utf-8"))
     labelled = [key.removeprefix("sinusoidal.tab.") for key in catalog if key.startswith("sinusoidal.tab.")]
-    codes = bench.tab_codes(ROOT / "pages/2_sinusoidal.py")
+    codes = bench.tab_codes(ROOT / script("sinusoidal"))
     assert sorted(codes) == sorted(labelled)
     assert codes[0] == "table"  # the page's first tab, which its default view opens
 

@@ -11,22 +11,11 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from posviz.pages import PAGES as PAGE_TABLE
+
 from ._server import ROOT, streamlit_server
 
-PAGES = [
-    "home",
-    "sinusoidal",
-    "learned",
-    "rope",
-    "alibi",
-    "relative",
-    "xlnet",
-    "inspect",
-    "lab",
-    "compare",
-    "pitfalls",
-    "claims",
-]
+PAGES = [page.key for page in PAGE_TABLE]
 FAMILY_PAGES = ["sinusoidal", "learned", "rope", "alibi", "relative", "xlnet"]  # the ones Home links as families
 EMPTY_PAGES = ("inspect", "lab")  # no chart until a model is loaded or trained
 LANGS = ["en", "zh"]
