@@ -14,7 +14,7 @@ import streamlit as st
 
 from posviz import figures
 
-from . import cache, export, handout, lesson, link, present, slides, widgets
+from . import cache, export, handout, internals, lesson, link, present, slides, widgets
 from .i18n import ASSETS, LANGUAGES, current_language, t, teaching_text
 from .present import controls, presenting
 
@@ -60,10 +60,7 @@ def _through_app_frame() -> None:
     called ``st.navigation`` once; a server whose first visitor opens a page's URL directly would run that page
     alone, without the frame (no language switch, wrong menu). Leave that mode and rerun through app.py.
     """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
+    if internals.leave_legacy_pages_mode():
         st.rerun()
 
 

@@ -12,6 +12,7 @@ import dataclasses
 
 import streamlit as st
 
+from . import internals
 from .i18n import current_language, t
 
 CURRENT = "posviz.lesson"
@@ -77,14 +78,8 @@ def start(page: str) -> Lesson:
 
 
 def current_keys() -> frozenset[str]:
-    """The keys of the widgets created so far in this run (Streamlit keeps them to refuse duplicates)."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    try:
-        return ctx.shared.widget_user_keys_this_run.snapshot()
-    except AttributeError:  # no script run, or a Streamlit that keeps them elsewhere: the link's keys are used
-        return frozenset()
+    """The keys of the widgets created so far in this run."""
+    return internals.widget_keys_this_run()
 
 
 def record(fig, *, notice: str | None, key: str | None, name: str) -> Lesson | None:

@@ -20,7 +20,7 @@ import streamlit as st
 
 from posviz.figures import screen
 
-from . import cache
+from . import cache, internals
 from .i18n import t
 
 KEY = "present"
@@ -156,42 +156,6 @@ def for_screen(fig: go.Figure) -> go.Figure:
 
 # ------------------------------------------------------------------------------------------------ controls
 
-#: Widgets whose value is named beside the folded controls, and how their value is kept (``WidgetState`` field).
-_WIDGETS = ("number_input", "slider", "radio", "selectbox", "checkbox", "text_input", "multiselect", "button_group")
-
-
-@contextlib.contextmanager
-def _widgets_drawn():
-    """Collect the widget elements sent to the browser inside the block, in page order, as ``(kind, proto)``.
-
-    Streamlit has no public way to list the widgets a block drew; every element it draws passes through the
-    session's script-run context, so the block's messages are read there on their way out (this session only)."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    drawn: list = []
-    if ctx is None:
-        yield drawn
-        return
-    previous = ctx.__dict__.get("enqueue")
-    send = ctx.enqueue
-
-    def spy(msg):
-        if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
-            kind = msg.delta.new_element.WhichOneof("type")
-            if kind in _WIDGETS:
-                drawn.append((kind, getattr(msg.delta.new_element, kind)))
-        send(msg)
-
-    ctx.enqueue = spy
-    try:
-        yield drawn
-    finally:
-        if previous is None:
-            ctx.__dict__.pop("enqueue", None)
-        else:
-            ctx.enqueue = previous
-
 
 def _number(value: float) -> str:
     if float(value).is_integer() and abs(value) < 1e15:
@@ -221,17 +185,17 @@ def _shown(kind: str, state) -> str | None:
     return None
 
 
-def _set_on(kind: str, proto, ctx) -> str | None:
+def _set_on(kind: str, proto) -> str | None:
     """What a widget shows when it has no serialized state yet (a value the page set through the session state):
     the option the widget was told to show, else its value in the session state."""
     if kind in ("radio", "selectbox") and proto.set_value and proto.HasField("raw_value"):
         return proto.raw_value
     user_key = proto.id.split("-", 2)[2] if proto.id.startswith("$$ID-") and proto.id.count("-") >= 2 else None
-    if ctx is None or not user_key or user_key not in ctx.session_state:
+    if not user_key or user_key not in st.session_state:
         if kind in ("radio", "selectbox") and proto.HasField("default") and proto.default < len(proto.options):
             return proto.options[proto.default]
         return None
-    value = ctx.session_state[user_key]
+    value = st.session_state[user_key]
     if isinstance(value, bool):
         return t("present.on") if value else t("present.off")
     if isinstance(value, (int, float)):
@@ -252,17 +216,14 @@ def _is_number(text: str) -> bool:
 def values_in_use(drawn) -> str:
     """One line naming each enabled widget of ``drawn`` with the value it holds, in the page's language
     (``Positions = 128 · Base = 10,000 · Column layout: interleaved``); a label met twice is named once."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    states = {s.id: s for s in ctx.session_state.get_widget_states()} if ctx is not None else {}
+    states = internals.widget_states()
     parts: dict[str, str] = {}
     for kind, proto in drawn:
         if getattr(proto, "disabled", False) or not proto.label:
             continue
         value = _shown(kind, states.get(proto.id))
         if value is None:
-            value = _set_on(kind, proto, ctx)
+            value = _set_on(kind, proto)
         if value is None:
             continue
         number = kind in ("number_input", "slider") and _is_number(value.split(" – ")[0].replace(",", ""))
@@ -278,7 +239,7 @@ def controls():
     if not presenting():
         yield
         return
-    with st.expander(t("present.controls"), expanded=False, icon=":material/tune:"), _widgets_drawn() as drawn:
+    with st.expander(t("present.controls"), expanded=False, icon=":material/tune:"), internals.widgets_sent() as drawn:
         yield
     line = values_in_use(drawn)
     if line:

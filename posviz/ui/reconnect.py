@@ -20,8 +20,8 @@ from __future__ import annotations
 import threading
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from . import internals
 from .i18n import t
 
 CHECKED = "posviz.reconnect.checked"
@@ -60,12 +60,12 @@ def lost_session() -> str | None:
     if CHECKED in st.session_state:
         return None
     st.session_state[CHECKED] = True
-    ctx = get_script_run_ctx()
-    if ctx is None:
+    session = internals.session_id()
+    if session is None:
         return None
     previous = previous_session_id()
-    known = _ran_here(previous or "", ctx.session_id)
-    if previous is None or previous == ctx.session_id:
+    known = _ran_here(previous or "", session)
+    if previous is None or previous == session:
         return None
     return "expired" if known else "moved"
 

@@ -1,0 +1,62 @@
+"""The Streamlit internals the app reads (``posviz/ui/internals.py``) still mean what it expects, on the installed
+Streamlit: a release that moves one fails here, by name. The torch allowlist the checkpoint loader reads is checked
+in ``tests/core/test_checkpoint_internals.py``."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from posviz.ui import internals
+
+
+def _script():
+    import streamlit as st
+
+    from posviz.ui import internals
+
+    st.slider("a", 0, 10, 3, key="alpha")
+    with internals.widgets_sent() as drawn:
+        st.number_input("b", 0, 10, 4, key="beta")
+        st.markdown("not a widget")
+    st.selectbox("c", ["x", "y"], key="gamma")
+    states = internals.widget_states()
+    st.session_state["seen"] = {
+        "session": internals.session_id(),
+        "keys": sorted(internals.widget_keys_this_run()),
+        "drawn": [(kind, proto.label) for kind, proto in drawn],
+        "states": sorted(type(s).__name__ for s in states.values()),
+    }
+
+
+def test_the_internals_answer_inside_a_run():
+    at = AppTest.from_function(_script).run()
+    assert not at.exception
+    seen = at.session_state["seen"]
+    assert isinstance(seen["session"], str) and seen["session"]
+    assert seen["keys"] == ["alpha", "beta", "gamma"]
+    assert seen["drawn"] == [("number_input", "b")]  # only the block's widgets, and not the markdown
+    at.slider(key="alpha").set_value(7).run()  # once the browser has sent values, each widget has a state
+    assert at.session_state["seen"]["states"] == ["WidgetState"] * 3
+    assert at.session_state["seen"]["session"] == seen["session"]  # the same session across runs
+
+
+def test_outside_a_run_there_is_nothing_to_read():
+    assert internals.session_id() is None
+    assert internals.widget_keys_this_run() == frozenset()
+    assert internals.widget_states() == {}
+    with internals.widgets_sent() as drawn:
+        pass
+    assert drawn == []
+
+
+def test_leaving_the_legacy_pages_mode():
+    from streamlit.runtime.pages_manager import PagesManager
+
+    before = PagesManager.uses_pages_directory
+    try:
+        PagesManager.uses_pages_directory = True
+        assert internals.leave_legacy_pages_mode() is True
+        assert PagesManager.uses_pages_directory is False
+        assert internals.leave_legacy_pages_mode() is False
+    finally:
+        PagesManager.uses_pages_directory = before
