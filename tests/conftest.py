@@ -1,4 +1,8 @@
-"""Suite-wide settings: the repo root on sys.path, hypothesis profiles, and no silent skips in CI."""
+"""Suite-wide settings: the repo root on sys.path, hypothesis profiles, no silent skips in CI, and the fast tier.
+
+``python -m pytest -m "not slow"`` is the tier a developer runs while working (under a minute on 2 cores): every
+module of posviz is exercised by it. The full suite (CI) adds what ``SLOW`` names — the browser tests, the fuzzers,
+training runs, the grids of cases — and every test marked ``slow`` where it is written."""
 
 import atexit
 import os
@@ -40,3 +44,25 @@ def pytest_sessionfinish(session, exitstatus):
 def pytest_terminal_summary(terminalreporter):
     if os.environ.get("CI") and _skipped:
         terminalreporter.write_line(f"CI forbids skipped tests; skipped: {', '.join(_skipped)}", red=True)
+
+
+#: Tests of the full suite only, by file (relative to tests/): each takes seconds to minutes, and the fast tier
+#: covers the same modules with smaller cases.
+SLOW = (
+    "e2e/",  # a real browser and servers
+    "app/test_fuzz.py",  # hypothesis over links and moves, every page
+    "app/test_fuzz_upload.py",
+    "app/test_lab.py",  # training runs
+    "core/test_lab_training.py",
+    "core/test_lab_queue.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    tests = ROOT / "tests"
+    for item in items:
+        where = Path(str(item.fspath)).resolve().relative_to(tests).as_posix()
+        if where.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
