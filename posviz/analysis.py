@@ -273,7 +273,7 @@ def _nested_ridge_probe(rows: np.ndarray, target: np.ndarray, folds, seed) -> fl
     with threadpool_limits(1, user_api="blas"):
         bands = np.array_split(np.arange(side.shape[0]), min(side.shape[0], os.cpu_count() or 1))
         gram = np.vstack(on_every_core(lambda band: side[band] @ side.T, bands))
-        fitted = on_every_core(lambda fold: _ridge_fold(centred, gram, dual, *fold, target[fold[0]]), splits)
+        fitted = on_every_core(lambda fold: _ridge_fold(centred, gram, dual, fold[0], fold[1], target[fold[0]]), splits)
     for (_, test), values in zip(splits, fitted, strict=True):
         predicted[test] = values
     return float(np.mean(np.abs(predicted - target)))
@@ -380,7 +380,8 @@ def position_spectrum(table, *, max_dims: int = 512) -> PositionSpectrum:
     array = np.asarray(table)
     if array.ndim != 2 or 0 in array.shape:
         _checks.finite_table(array)
-    dims = spectrum_dims(*array.shape, max_dims)
+    n, d = array.shape  # 2-D: finite_table has refused anything else
+    dims = spectrum_dims(n, d, max_dims)
 
     def columns(start: int, stop: int) -> np.ndarray:
         try:
@@ -509,7 +510,7 @@ def read_table(table, limit: int = 1024) -> TableReading:
         _checks.finite_table(np.asarray(table))  # the sentence a student gets for a table that is not one
     probe = sampled_position_probe(table, limit) if n >= 2 * 5 else None  # five folds of two positions at least
     guess = constant_guess_error(n)
-    if n < TINY_POSITIONS:
+    if n < TINY_POSITIONS or probe is None:  # the probe runs from 10 positions, below TINY_POSITIONS
         kind = "tiny"
     elif probe >= NOISE_SHARE * guess:
         kind = "random"
@@ -524,5 +525,5 @@ def table_digest(table) -> str:
 
     array = np.ascontiguousarray(table)
     digest = hashlib.sha256(f"{array.shape}{array.dtype.str}".encode())
-    digest.update(array.view(np.uint8).reshape(-1))
+    digest.update(array.view(np.uint8).reshape(-1).data)
     return digest.hexdigest()

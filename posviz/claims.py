@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -310,18 +311,18 @@ def float_breakdown(d_model: int = 128, span: int = _checks.MAX_POSITIONS) -> Ev
     """
     span = _checks.positive_int("span", span, maximum=_checks.MAX_POSITIONS)
     d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
-    numbers, arrays = {}, {}
+    numbers: dict[str, float | None] = {}
+    arrays: dict[str, np.ndarray] = {}
     for dtype, (positions, errors, worst) in precision.pair_errors_by_dtype(span, d).items():
         arrays["position"], arrays[dtype] = positions, worst
         numbers[f"broken_{dtype}"] = precision.breakdown_position(positions, worst)
-        at = min(np.searchsorted(positions, ARTICLE_POSITION), positions.size - 1)
+        at = min(int(np.searchsorted(positions, ARTICLE_POSITION)), positions.size - 1)
         bad = np.flatnonzero(errors[at] >= 0.5)
         numbers[f"pairs_{dtype}"] = int(bad.size)
         numbers[f"first_pair_{dtype}"] = int(bad.min()) if bad.size else None
         numbers[f"max_{dtype}"] = float(worst.max())
     early = all(
-        numbers[f"broken_{dt}"] is not None and numbers[f"broken_{dt}"] < ARTICLE_POSITION
-        for dt in ("float16", "bfloat16")
+        (broken := numbers[f"broken_{dt}"]) is not None and broken < ARTICLE_POSITION for dt in ("float16", "bfloat16")
     )
     verdict = "partly" if early and numbers["broken_float32"] is None else "holds"
     return Evidence(verdict, numbers, arrays)
@@ -358,7 +359,8 @@ def alibi_article_slopes() -> Evidence:
     The article's k-th slope is 2^(-(8 + k) / h); the paper's ``alibi_slopes``. For 8, 12 and 16 heads: how
     many heads agree (to 1e-12), and the smallest slope of each rule.
     """
-    numbers, arrays = {}, {}
+    numbers: dict[str, float] = {}
+    arrays: dict[str, np.ndarray] = {}
     for h in ALIBI_HEADS:
         paper, article = alibi_slopes(h), article_slopes(h)
         arrays[f"paper_{h}"], arrays[f"article_{h}"] = paper, article
@@ -514,12 +516,12 @@ def learned_blocks() -> Evidence:
 
 #: Article 003's RoPE config as it first gives it, and the update it later applies to it with ``dict.update``
 #: ("model_config.update(...)"), so the updated config keeps the first one's max_position_embeddings.
-ARTICLE_CONFIG = {
+ARTICLE_CONFIG: dict[str, Any] = {
     "rope_theta": 10000.0,
     "rope_scaling": {"type": "linear", "factor": 4.0},
     "max_position_embeddings": 32768,
 }
-ARTICLE_UPDATE = {
+ARTICLE_UPDATE: dict[str, Any] = {
     "rope_theta": 50000.0,
     "rope_scaling": {"type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 2048},
 }
@@ -665,12 +667,12 @@ def max_position_effect(head_dim: int = 128, seq_len: int = 8192, small: int = 2
     updated config (``article_config``: dynamic, max_position_embeddings 32,768) is a case in point.
     """
     d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
-    change = []
+    changes: list[float] = []
     for scaling in MAX_POSITION_TYPES.values():
         a, _ = rope_inv_freq(d, scaling=scaling, max_position_embeddings=small, seq_len=seq_len)
         b, _ = rope_inv_freq(d, scaling=scaling, max_position_embeddings=large, seq_len=seq_len)
-        change.append(float(np.abs(np.log(a / b)).max()))
-    change = np.asarray(change)
+        changes.append(float(np.abs(np.log(a / b)).max()))
+    change = np.asarray(changes)
     kept = [t for t, c in zip(MAX_POSITION_TYPES, change, strict=True) if c < 1e-12]
     verdict = "holds" if len(kept) == len(MAX_POSITION_TYPES) else "partly"
     return Evidence(
@@ -912,6 +914,8 @@ def rope_head_dim(model: str = ROPE_WIDTH_MODEL) -> Evidence:
     inv, _ = rope_inv_freq(parsed.head_dim, base=parsed.base)
     with_d_model = parsed.base ** (-np.arange(0, parsed.head_dim, 2, dtype=np.float64) / hidden)
     head_wavelength, model_wavelength = 2 * np.pi / inv, 2 * np.pi / with_d_model
+    if parsed.max_position_embeddings is None:
+        raise ValueError(f"the preset {model!r} gives no max_position_embeddings")
     context = int(parsed.max_position_embeddings)
     numbers = {
         "hidden": hidden,
@@ -993,16 +997,18 @@ def attention_symmetry(sentence: str = attention_demo.EXAMPLES["dog"], seed: int
     scores = (x @ w_q) @ (x @ w_k).T / np.sqrt(w_q.shape[1])
     plain = attention_demo.shuffle_demo(sentence, seed)
     placed = attention_demo.shuffle_demo(sentence, seed, positions=True)
+    asymmetry = float(np.abs(scores - scores.T).max())
+    plain_distance, placed_distance = plain.largest_distance, placed.largest_distance
     numbers = {
-        "asymmetry": float(np.abs(scores - scores.T).max()),
+        "asymmetry": asymmetry,
         "score_scale": float(np.abs(scores).max()),
         "projection_gap": float(np.abs(w_q - w_k).max()),
-        "plain": plain.largest_distance,
-        "placed": placed.largest_distance,
+        "plain": plain_distance,
+        "placed": placed_distance,
         "scale": plain.typical_norm,
         "sentence": sentence,
     }
-    verdict = "wrong" if numbers["asymmetry"] > 1e-9 and numbers["plain"] < 1e-9 < numbers["placed"] else "holds"
+    verdict = "wrong" if asymmetry > 1e-9 and plain_distance < 1e-9 < placed_distance else "holds"
     return Evidence(
         verdict,
         numbers,

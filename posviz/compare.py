@@ -137,8 +137,9 @@ def t5_last_bucket_share(seq_lens, *, num_buckets: int = 32, max_distance: int =
         raise ValueError(f"seq_lens must be at most {_checks.MAX_POSITIONS:,}; got {lengths.max():,}")
     top = int(lengths.max())
     offsets = np.arange(-(top - 1), top)
-    kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
-    bucket = relative.t5_relative_bucket(offsets, **kw)
+    bucket = relative.t5_relative_bucket(
+        offsets, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
     side = num_buckets // 2 if bidirectional else num_buckets
     last = bucket % side == side - 1
     count = np.clip(lengths[:, None] - np.abs(offsets)[None, :], 0, None)

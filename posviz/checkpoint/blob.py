@@ -36,11 +36,18 @@ class Blob:
 
     def __init__(self, name: str, *, path: Path | None = None, data: bytes | None = None):
         self.name, self.path = name, path
-        self._data = memoryview(data) if data is not None else None
-        self.size = len(data) if data is not None else path.stat().st_size
+        self._source: memoryview | Path
+        if data is not None:
+            self._source, self.size = memoryview(data), len(data)
+        elif path is not None:
+            self._source, self.size = path, path.stat().st_size
+        else:
+            raise TypeError(f"{name}: a Blob needs a path or data")
 
     @classmethod
-    def from_bytes(cls, data: bytes, name: str = "uploaded file", limit: int | None = None) -> Blob:
+    def from_bytes(
+        cls, data: bytes | bytearray | memoryview, name: str = "uploaded file", limit: int | None = None
+    ) -> Blob:
         """Wrap the bytes of an upload; refuse more than ``limit`` bytes."""
         if limit is not None and len(data) > limit:
             raise TooLarge(
@@ -51,19 +58,22 @@ class Blob:
 
     def read(self, start: int, length: int) -> bytes | memoryview:
         """``length`` bytes from ``start``; CorruptFile if the file ends before that."""
-        if self._data is not None:
-            chunk = self._data[start : start + length]
+        chunk: bytes | memoryview
+        if isinstance(self._source, memoryview):
+            chunk = self._source[start : start + length]
         else:
-            with open(self.path, "rb") as f:
+            with open(self._source, "rb") as f:
                 f.seek(start)
                 chunk = f.read(length)
         if len(chunk) != length:
             raise CorruptFile(f"{self.name} ends after {self.size:,} bytes, before the data it describes: truncated?")
         return chunk
 
-    def open(self) -> io.BufferedIOBase:
+    def open(self) -> io.BytesIO | io.BufferedReader:
         """A binary file object over the whole file."""
-        return io.BytesIO(self._data) if self._data is not None else open(self.path, "rb")
+        if isinstance(self._source, memoryview):
+            return io.BytesIO(self._source)
+        return open(self._source, "rb")
 
 
 def sniff(blob: Blob) -> str:

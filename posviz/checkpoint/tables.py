@@ -204,7 +204,7 @@ def _choose(model: Model) -> str:
     if len(names) == 1:
         return names[0]
     rope = rope_config(model.config)
-    if rope is not None:
+    if rope is not None and model.config is not None:  # rope_config finds RoPE settings only in a config
         raise RopeModel(
             f"{model.name} is a RoPE model: it has no position table, it rotates queries and keys instead "
             f"(head_dim {rope.head_dim}, base {rope.base:g}, scaling {rope.rope_type}). Open it in the RoPE view.",

@@ -16,6 +16,7 @@ from __future__ import annotations
 import pickle
 import pickletools
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 
@@ -132,12 +133,15 @@ def pickle_globals(stream, max_pickles: int = 5) -> set[str]:
     recently pushed strings, following the memo for strings fetched again with GET."""
     found: set[str] = set()
     for _ in range(max_pickles):
-        strings, memo, last = [], {}, None
+        strings: list[str] = []
+        memo: dict[object, str | None] = {}  # keyed by the memo index the opcodes carry
+        last: str | None = None
         try:
             for opcode, arg, _ in pickletools.genops(stream):
                 name, pushed = opcode.name, None
                 if name in ("GLOBAL", "INST"):
-                    found.add(arg.replace(" ", "."))
+                    # pickletools decodes the argument of GLOBAL and INST as the string "module name"
+                    found.add(cast(str, arg).replace(" ", "."))
                 elif name == "STACK_GLOBAL" and len(strings) >= 2:
                     found.add(f"{strings[-2]}.{strings[-1]}")
                 elif isinstance(arg, str) and ("UNICODE" in name or "STRING" in name):

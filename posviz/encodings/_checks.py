@@ -19,9 +19,7 @@ MAX_ELEMENTS = MAX_POSITIONS * MAX_DIM
 def positive_int(name: str, value, *, maximum: int | None = None) -> int:
     """Return ``value`` as an int if it is a whole number >= 1 (and <= ``maximum``), else raise ValueError."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if isinstance(value, numbers.Real) and float(value).is_integer():
-            value = int(value)
-        else:
+        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
             raise ValueError(f"{name} must be a whole number, got {value!r}")
     value = int(value)
     if value < 1:

@@ -128,8 +128,8 @@ def t5_bucket_sizes(*, bidirectional: bool = True, num_buckets: int = 32, max_di
     """
     d = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_ELEMENTS)
     rel = np.arange(-d, d + 1)
-    kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=d)
-    return np.bincount(t5_relative_bucket(rel, **kw), minlength=num_buckets)
+    buckets = t5_relative_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=d)
+    return np.bincount(buckets, minlength=num_buckets)
 
 
 def t5_unused_buckets(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
@@ -141,8 +141,8 @@ def t5_unused_buckets(*, bidirectional: bool = True, num_buckets: int = 32, max_
     of distance climbs more than one bucket there, i.e. when (B - max_exact) / (max_exact ln(max_distance /
     max_exact)) > 1 with B the buckets per side.
     """
-    kw = dict(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
-    return np.flatnonzero(t5_bucket_sizes(**kw) == 0)
+    sizes = t5_bucket_sizes(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+    return np.flatnonzero(sizes == 0)
 
 
 def t5_bias_curve(bias_table, relative_position, *, bidirectional: bool = True, max_distance: int = 128) -> np.ndarray:

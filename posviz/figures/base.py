@@ -39,9 +39,11 @@ def block_mean(matrix: np.ndarray, max_side: int = MAX_SIDE) -> np.ndarray:
         return np.where(np.isfinite(matrix), matrix, np.nan)
     with np.errstate(over="ignore", invalid="ignore"):  # one streaming sum; only a non-finite one needs a mask
         complete = bool(np.isfinite(matrix.sum())) or bool(np.isfinite(matrix).all())
-    valid = None if complete else np.isfinite(matrix)
-    sums = matrix if complete else np.where(valid, matrix, 0.0)
-    counts = None if complete else valid.astype(np.float64)
+    counts: np.ndarray | None = None
+    sums = matrix
+    if not complete:
+        valid = np.isfinite(matrix)
+        sums, counts = np.where(valid, matrix, 0.0), valid.astype(np.float64)
     rows, cols = (block_edges(n, max_side) for n in matrix.shape)
     sums = np.add.reduceat(_row_block_sums(sums, rows), cols[:-1], axis=1)
     if counts is None:

@@ -105,6 +105,14 @@ def parse(colour: str) -> tuple[np.ndarray, float | None] | None:
     return None
 
 
+def _rgb(colour: str) -> np.ndarray:
+    """The rgb in [0, 1] of a colour ``parse`` reads; ValueError for anything else."""
+    parsed = parse(colour)
+    if parsed is None:
+        raise ValueError(f"{colour!r} is not a #rgb, #rrggbb, rgb() or rgba() colour")
+    return parsed[0]
+
+
 def to_hex(rgb) -> str:
     return "#" + "".join(f"{int(round(c * 255)):02x}" for c in np.clip(rgb, 0, 1))
 
@@ -164,14 +172,14 @@ def safe_colour(colour: str) -> str:
     if hexed in _SAFE_FOR:
         out = _SAFE_FOR[hexed]
     elif np.ptp(rgb) < 0.1:  # a grey (or black, white): keep it, darkened to a readable grey
-        grey = parse(SAFE_GREY)[0]
+        grey = _rgb(SAFE_GREY)
         out = hexed if lab(rgb)[0] <= lab(grey)[0] or alpha is not None else SAFE_GREY
     else:
-        safe = np.array([parse(c)[0] for c in SAFE_COLORWAY])
+        safe = np.array([_rgb(c) for c in SAFE_COLORWAY])
         out = SAFE_COLORWAY[int(np.argmin(delta_e(safe, rgb)))]
     if alpha is None:
         return out
-    r, g, b = (int(round(c * 255)) for c in parse(out)[0])
+    r, g, b = (int(round(c * 255)) for c in _rgb(out))
     return f"rgba({r}, {g}, {b}, {alpha:g})"
 
 
@@ -181,7 +189,7 @@ def safe_colour(colour: str) -> str:
 def scale_colours(scale, n: int = 11) -> np.ndarray:
     """``n`` colours (sRGB in [0, 1]) sampled evenly from a plotly colour scale (a name or ``[[t, colour], ...]``)."""
     named = get_colorscale(scale) if isinstance(scale, str) else [list(s) for s in scale]
-    return np.array([parse(c)[0] for c in sample_colorscale(named, np.linspace(0, 1, n), colortype="rgb")])
+    return np.array([_rgb(c) for c in sample_colorscale(named, np.linspace(0, 1, n), colortype="rgb")])
 
 
 def diverging_separation(scale, n: int = 11) -> float:
@@ -204,11 +212,11 @@ def _named_scales() -> dict[tuple, tuple[str, bool]]:
             stops = get_colorscale(name)
         except Exception:  # pragma: no cover - a name plotly lists but cannot build
             continue
-        colours = tuple(to_hex(parse(c)[0]) for _, c in stops if parse(c) is not None)
+        colours = tuple(to_hex(p[0]) for _, c in stops if (p := parse(c)) is not None)
         out.setdefault(colours, (name, False))
         out.setdefault(colours[::-1], (name, True))
     for name, stops in PLOTLY_SCALES.items():
-        colours = tuple(to_hex(parse(c)[0]) for _, c in stops if parse(c) is not None)
+        colours = tuple(to_hex(p[0]) for _, c in stops if (p := parse(c)) is not None)
         out.setdefault(colours, (name, False))
     return out
 
@@ -232,7 +240,7 @@ def safe_scale(scale) -> list | str:
         stops = get_colorscale(scale)
     else:
         stops = [list(s) for s in scale]
-    colours = tuple(to_hex(parse(c)[0]) if parse(c) is not None else c for _, c in stops)
+    colours = tuple(to_hex(p[0]) if (p := parse(c)) is not None else c for _, c in stops)
     known = _known_scales().get(colours)
     if known is None:
         return [[t, safe_colour(c)] for t, c in stops]

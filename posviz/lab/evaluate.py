@@ -44,7 +44,8 @@ def evaluate_lengths(result: RunResult, lengths, sequences: int = 256) -> Length
     lengths = np.asarray(lengths)
     if lengths.ndim != 1 or lengths.size == 0 or lengths.dtype.kind not in "iu" or np.any(lengths < 1):
         raise ValueError(f"lengths must be a list of sequence lengths of at least 1; got {lengths.tolist()!r}")
-    scores, errors = [], []
+    scores: list[float] = []
+    errors: list[str | None] = []
     for length in lengths.tolist():  # one forward pass per length: a handful, each a different shape
         try:
             scores.append(accuracy(result.model, *held_out(result.config, length, sequences)))

@@ -179,9 +179,8 @@ def overall(statuses: Iterable[Status]) -> tuple[float, float | None]:
     total = sum(s.total for s in statuses)
     done = sum(s.total if s.state == "done" else s.step if s.state == "running" else 0 for s in statuses)
     active = [s for s in statuses if s.active]
-    left = None
-    if active and all(s.seconds_left is not None for s in active):
-        left = max(s.seconds_left for s in active)
+    known = [s.seconds_left for s in active if s.seconds_left is not None]
+    left = max(known) if active and len(known) == len(active) else None
     return (done / total if total else 0.0), left
 
 
@@ -235,7 +234,13 @@ def procedure() -> str:
     from .model import MicroBert
 
     called = (MicroBert, mlm_batch, train, position_accuracy, position_probe, alibi_bias, sin_init, rope_cos_sin)
-    files = sorted({sys.modules[f.__module__].__file__ for f in (*called, sinusoidal)})
+    sources: set[str] = set()
+    for f in (*called, sinusoidal):
+        source = sys.modules[f.__module__].__file__
+        if source is None:
+            raise RuntimeError(f"{f.__module__} has no source file to digest")
+        sources.add(source)
+    files = sorted(sources)
     digest = hashlib.sha256(f"torch {torch.__version__}, numpy {np.__version__}".encode())
     for file in files:
         digest.update(Path(file).read_bytes())
@@ -528,6 +533,8 @@ class TrainingQueue:
                     if job.state == "queued":
                         self._line.remove(job)
                     elif job.state == "running":
+                        if job.worker is None:  # _run gives a job its worker as it sets it running
+                            raise RuntimeError(f"run {job.id} is running without a worker")
                         job.state, job.deadline = "stopping", time.monotonic() + STOP_GRACE
                         job.worker.send(("stop", job.id))
                         self._poke()
@@ -597,6 +604,7 @@ class TrainingQueue:
         report on, which carries the start-up), or on the runs before it, and the time the runs before it took to
         evaluate after their last step. None before any measurement."""
         first_step, first_elapsed = job.first
+        per_step: float | None
         if job.step > first_step:
             per_step = (job.elapsed - first_elapsed) / (job.step - first_step)
         else:
@@ -610,9 +618,10 @@ class TrainingQueue:
         a run has nothing to be estimated by)."""
         running = [w.job for w in self._pool if w.job is not None and w.job.state == "running"]
         estimates = [self._seconds_left(j) for j in running + self._line]
-        if None in estimates:
+        known = [e for e in estimates if e is not None]
+        if len(known) < len(estimates):
             return running, {}
-        now, later = estimates[: len(running)], estimates[len(running) :]
+        now, later = known[: len(running)], known[len(running) :]
         times = {j.id: left for j, left in zip(running, now, strict=True)}
         times.update((j.id, left) for j, left in zip(self._line, finish_times(now, later, self.workers), strict=True))
         return running, times
@@ -623,14 +632,27 @@ class TrainingQueue:
         if job is None:
             state = "done" if self._stored(key) else "absent"
             return Status(state, config.steps, step=config.steps if state == "done" else 0)
-        common = {"waiting": waiter in job.waiters, "waiters": len(job.waiters)}
+        waiting, waiters = waiter in job.waiters, len(job.waiters)
         if job.state == "failed":
-            return Status("failed", config.steps, error=job.error, exit_code=job.exit_code, **common)
+            return Status(
+                "failed", config.steps, error=job.error, exit_code=job.exit_code, waiting=waiting, waiters=waiters
+            )
         running, times = schedule or self._schedule()
-        common["seconds_left"] = times.get(job.id)
+        seconds_left = times.get(job.id)
         if job.state == "queued":
-            return Status("queued", config.steps, ahead=len(running) + self._line.index(job), **common)
-        return Status("running", config.steps, step=job.step, loss=job.loss, **common)
+            ahead = len(running) + self._line.index(job)
+            return Status(
+                "queued", config.steps, ahead=ahead, seconds_left=seconds_left, waiting=waiting, waiters=waiters
+            )
+        return Status(
+            "running",
+            config.steps,
+            step=job.step,
+            loss=job.loss,
+            seconds_left=seconds_left,
+            waiting=waiting,
+            waiters=waiters,
+        )
 
     def _poke(self) -> None:
         try:

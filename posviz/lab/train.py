@@ -171,7 +171,7 @@ def fit(model, config: TrainConfig, make_batch, progress=None, should_stop=None,
     is true. Returns the losses and whether it stopped early."""
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(params, lr=config.lr, weight_decay=config.weight_decay)
-    losses = []
+    losses: list[float] = []
     model.train()
     with one_thread():
         for step in range(config.steps):
@@ -252,11 +252,15 @@ def train(
     rng = np.random.default_rng(config.seed)
     every = snapshot_every or max(1, config.steps // 10)
     learned = config.encoding in LEARNED_TABLES
-    snapshot_steps, snapshots = [], []
+    snapshot_steps: list[int] = []
+    snapshots: list[np.ndarray] = []
 
     def snapshot(step: int) -> None:
+        table = model.position_table()
+        if table is None:  # snapshots are taken for LEARNED_TABLES only, which all have a table
+            raise RuntimeError(f"a {config.encoding} model has no position table to snapshot")
         snapshot_steps.append(step)
-        snapshots.append(model.position_table())
+        snapshots.append(table)
 
     def on_step(step: int) -> None:
         if learned and step % every == 0:
