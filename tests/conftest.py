@@ -1,8 +1,8 @@
 """Suite-wide settings: the repo root on sys.path, hypothesis profiles, no silent skips in CI, and the fast tier.
 
-``python -m pytest -m "not slow"`` is the tier a developer runs while working (under a minute on 2 cores): every
-module of posviz is exercised by it. The full suite (CI) adds what ``SLOW`` names — the browser tests, the fuzzers,
-training runs, the grids of cases — and every test marked ``slow`` where it is written."""
+``python -m pytest -m "not slow" -n 2`` is the tier a developer runs while working (under a minute on 2 cores):
+every module of posviz is exercised by it. The full suite (CI) adds what ``SLOW`` names — the browser tests, most
+app tests, training runs — and every test marked ``slow`` where it is written."""
 
 import atexit
 import os
@@ -50,11 +50,19 @@ def pytest_terminal_summary(terminalreporter):
 #: covers the same modules with smaller cases.
 SLOW = (
     "e2e/",  # a real browser and servers
-    "app/test_fuzz.py",  # hypothesis over links and moves, every page
-    "app/test_fuzz_upload.py",
-    "app/test_lab.py",  # training runs
-    "core/test_lab_training.py",
+    "app/",  # pages through AppTest, but for FAST_APP below
+    "core/test_lab_training.py",  # training runs
     "core/test_lab_queue.py",
+)
+#: The app tests of the fast tier: every page's default view (and so every module of posviz/ui), the internals of
+#: Streamlit the app reads, the number boxes' rules, and the catalogs.
+FAST_APP = (
+    "app/test_pages.py",
+    "app/test_internals.py",
+    "app/test_numbers.py",
+    "app/test_i18n.py",
+    "app/test_glossary.py",
+    "app/test_server_settings.py",
 )
 
 
@@ -64,5 +72,5 @@ def pytest_collection_modifyitems(config, items):
     tests = ROOT / "tests"
     for item in items:
         where = Path(str(item.fspath)).resolve().relative_to(tests).as_posix()
-        if where.startswith(SLOW):
+        if where.startswith(SLOW) and not where.startswith(FAST_APP):
             item.add_marker(pytest.mark.slow)

@@ -81,6 +81,7 @@ def test_inspect_of_a_rope_model_reports_its_settings(tmp_path):
     assert "is a RoPE model" in out.stdout and "head_dim 16, base 500000" in out.stdout
 
 
+@pytest.mark.slow  # a training run
 def test_train_writes_the_model_and_prints_its_metrics_as_json(tmp_path):
     target = tmp_path / "learned.safetensors"
     out = _run("train", "--encoding", "learned", "--steps", "20", "--seed", "3", "--out", str(target))
