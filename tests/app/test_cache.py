@@ -1,6 +1,6 @@
-"""The pages' caches (posviz/ui/cache.py): results equal the core's, are read-only, and a cached entry keeps only
-the array the page shows alive (``st.cache_resource`` holds up to 48 entries per function for the session's
-lifetime, so an entry that pins a larger base array multiplies the server's memory)."""
+"""The pages' cache (posviz/ui/cache.py: one process-wide store of core results keyed by parameters, bounded by the
+bytes of the arrays it holds): results equal the core's, are read-only, and a cached entry keeps only the array the
+page shows alive (an entry that pins a larger base array would hold memory the budget does not count)."""
 
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from plotly.colors import get_colorscale
 
+from tests.core._figures import font_sizes
+
 from ._support import (
     EMPTY_PAGES,
     PAGE_NAMES,
@@ -27,21 +29,6 @@ FAMILY_PAGES = [p for p in PAGE_NAMES if p not in EMPTY_PAGES]  # test_inspect a
 OKABE_ITO = {"#0072b2", "#d55e00", "#cc79a7", "#000000", "#009e73", "#e69f00", "#56b4e9"}
 
 
-def _sizes(node, inside_font=False):
-    """Every font size in a figure's layout or trace (not the plotly template's)."""
-    if isinstance(node, dict):
-        if "bdata" in node:
-            return
-        for key, value in node.items():
-            if key != "template":
-                if inside_font and key == "size" and isinstance(value, (int, float)):
-                    yield value
-                yield from _sizes(value, key.endswith("font"))
-    elif isinstance(node, list):
-        for item in node:
-            yield from _sizes(item, inside_font)
-
-
 @pytest.mark.parametrize("page", FAMILY_PAGES)
 def test_presentation_mode_from_the_url_enlarges_figures_and_folds_controls(page):
     normal, shown = open_page(page), open_page(page, query={"present": "true"})
@@ -53,7 +40,7 @@ def test_presentation_mode_from_the_url_enlarges_figures_and_folds_controls(page
     assert all(f["layout"]["font"]["size"] == 20 for f in big)
     assert all(f["layout"].get("font", {}).get("size") != 20 for f in small)
     for fig in big:  # every text the figure sets is at least 18 px; a title's 70% <sup> note too
-        assert min(_sizes(fig)) >= 18, fig["layout"].get("title")
+        assert min(font_sizes(fig)) >= 18, fig["layout"].get("title")
         assert fig["layout"]["title"]["font"]["size"] * 0.7 >= 18
         assert fig["layout"]["hoverlabel"]["font"]["size"] >= 18
         for name, axis in fig["layout"].items():

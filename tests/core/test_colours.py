@@ -20,6 +20,7 @@ from plotly.colors import get_colorscale, qualitative, sample_colorscale
 
 from posviz import figures
 from posviz.figures import colours, compare, screen
+from tests.core._figures import font_sizes
 
 ROOT = Path(__file__).resolve().parents[2]
 CVD = {"protanopia": "protanomaly", "deuteranopia": "deuteranomaly", "tritanopia": "tritanomaly"}
@@ -153,21 +154,6 @@ def test_a_palette_image_is_repainted_cell_for_cell():
     new.load()  # the rewritten file is a valid PNG: its chunks' checksums hold
 
 
-def _font_sizes(node, inside_font=False):
-    if isinstance(node, dict):
-        if "bdata" in node:
-            return
-        for key, value in node.items():
-            if key == "template":
-                continue
-            if inside_font and key == "size" and isinstance(value, (int, float)):
-                yield value
-            yield from _font_sizes(value, key.endswith("font"))
-    elif isinstance(node, list):
-        for item in node:
-            yield from _font_sizes(item, inside_font)
-
-
 def test_presentation_type_leaves_the_shared_figure_alone_and_sizes_every_text():
     fig = compare.panels(
         [("y", [compare.Series("rope", "a", np.arange(3.0), np.arange(3.0))])],
@@ -185,10 +171,10 @@ def test_presentation_type_leaves_the_shared_figure_alone_and_sizes_every_text()
     assert layout["font"]["size"] == screen.FONT_SIZE and layout["title"]["font"]["size"] * 0.7 >= 18
     assert layout["hoverlabel"]["font"]["size"] >= 18 and layout["uniformtext"]["minsize"] >= 18
     assert layout["height"] >= screen.MIN_HEIGHT
-    sizes = list(_font_sizes(large))
+    sizes = list(font_sizes(large))
     assert sizes and min(sizes) >= 18
     assert any(a["font"]["size"] >= 18 for a in layout["annotations"])
-    assert min(_font_sizes(original)) < 18  # the annotations were 12 px before
+    assert min(font_sizes(original)) < 18  # the annotations were 12 px before
     for axis in (k for k in layout if k.startswith(("xaxis", "yaxis"))):
         assert layout[axis]["tickfont"]["size"] >= 18 and layout[axis]["title"]["font"]["size"] >= 18
 
