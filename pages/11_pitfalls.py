@@ -1,13 +1,27 @@
 """Pitfalls: the mistakes people make with position encodings, each next to the correct version, with the
 number that gives it away and its fix."""
 
+import tomllib
+
 import streamlit as st
 
 import posviz
 from posviz import pitfalls, precision
 from posviz.encodings import alibi, learned
 from posviz.figures import pitfalls as pfig
-from posviz.ui import cache, controls, heatmap, intro, lazy_tabs, show, similarity_heatmap, t, unused_controls, widgets
+from posviz.ui import (
+    ASSETS,
+    cache,
+    controls,
+    heatmap,
+    intro,
+    lazy_tabs,
+    show,
+    similarity_heatmap,
+    t,
+    unused_controls,
+    widgets,
+)
 
 FAMILY = posviz.family("sinusoidal")
 MAX_N, MAX_D = 4096, 1024  # the pitfalls show at these sizes; larger tables add nothing but waiting
@@ -19,43 +33,8 @@ DUMMY_SEQUENCE = 4  # the length of the dummy batches whose errors are shown
 LARGE_ERROR = 1.0
 ERROR_FLOOR = 1e-10
 
-CODE = {
-    "correct": "for i in range(0, d, 2):\n"
-    "    pe[:, i] = torch.sin(pos / base ** (i / d))\n"
-    "    pe[:, i + 1] = torch.cos(pos / base ** (i / d))",
-    "doubled": "for i in range(0, d, 2):\n"
-    "    pe[:, i] = torch.sin(pos / base ** (2 * i / d))\n"
-    "    pe[:, i + 1] = torch.cos(pos / base ** (2 * i / d))",
-    "cos_shift": "for i in range(0, d, 2):\n"
-    "    pe[:, i] = torch.sin(pos / base ** (2 * i / d))\n"
-    "    pe[:, i + 1] = torch.cos(pos / base ** (2 * (i + 1) / d))",
-    "axes.bug": "pe = sinusoidal(d_model, max_len)\nx = tok_emb + pe.T",
-    "axes.fix": "pe = sinusoidal(max_len, d_model)\nx = tok_emb + pe[:n]",
-    "zero.bug": "self.pos = nn.Parameter(torch.zeros(max_len, d))",
-    "zero.fix": "self.pos = nn.Parameter(torch.zeros(max_len, d))\nnn.init.normal_(self.pos, std=0.02)",
-    "scale.bug": "x = tok_emb(ids) + pe[:n]",
-    "scale.fix": "x = tok_emb(ids) * math.sqrt(d_model) + pe[:n]",
-    "multiply": "x = tok_emb(ids) * pe[:n]",
-    "concat": "x = torch.cat([tok_emb(ids), pe[:n]], dim=-1)",
-    "shape.bug": "tok_emb = nn.Embedding(vocab, {a})\npos_emb = nn.Embedding(max_len, {b})\n"
-    "x = tok_emb(ids) + pos_emb(pos)",
-    "shape.fix": "tok_emb = nn.Embedding(vocab, d_model)\npos_emb = nn.Embedding(max_len, d_model)\n"
-    "x = tok_emb(ids) + pos_emb(pos)",
-    "rope.bug": "q, k = apply_rotary_pos_emb(q, k, cos, sin)",
-    "rope.fix": "q = q.view(*q.shape[:-1], d // 2, 2).transpose(-1, -2).reshape(q.shape)\n"
-    "k = k.view(*k.shape[:-1], d // 2, 2).transpose(-1, -2).reshape(k.shape)\n"
-    "q, k = apply_rotary_pos_emb(q, k, cos, sin)",
-    "alibi.bug": "slopes = [2 ** (-8 * h / n) for h in range(1, n + 1)]",
-    "alibi.fix": "def get_slopes(n):\n"
-    "    if math.log2(n).is_integer():\n"
-    "        return [2 ** (-8 * h / n) for h in range(1, n + 1)]\n"
-    "    c = 2 ** math.floor(math.log2(n))\n"
-    "    return get_slopes(c) + get_slopes(2 * c)[0::2][: n - c]",
-    "index.bug": "pos_emb = nn.Embedding({rows}, d)\npos_emb(torch.tensor([{pos}]))",
-    "index.fix": "ids = ids[:, -pos_emb.num_embeddings:]\npos_emb(torch.arange(ids.shape[1]))",
-    "float16.bug": "pos = torch.arange(n, dtype=torch.float16)\npe = torch.sin(pos[:, None] * inv_freq)",
-    "float16.fix": "pos = torch.arange(n, dtype=torch.float32)\npe = torch.sin(pos[:, None] * inv_freq).half()",
-}
+#: The code of each mistake, buggy and fixed (``assets/code/pitfalls.toml``).
+CODE = tomllib.loads((ASSETS / "code" / "pitfalls.toml").read_text(encoding="utf-8"))
 
 intro("pitfalls")
 with controls():
