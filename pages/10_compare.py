@@ -6,10 +6,10 @@ import pandas as pd
 import streamlit as st
 
 import posviz
-from posviz import compare
 from posviz.encodings import alibi, relative
 from posviz.figures import compare as cmpfig
 from posviz.figures.compare import Series
+from posviz.lessons import compare
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
 
 LENGTHS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096]

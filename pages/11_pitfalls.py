@@ -6,9 +6,9 @@ import tomllib
 import streamlit as st
 
 import posviz
-from posviz import pitfalls, precision
 from posviz.encodings import alibi, learned
 from posviz.figures import pitfalls as pfig
+from posviz.lessons import pitfalls, precision
 from posviz.ui import (
     ASSETS,
     cache,

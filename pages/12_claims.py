@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from posviz import claims, figures
+from posviz import figures
 from posviz.figures import claims as claimfig
+from posviz.lessons import claims
 from posviz.ui import cache, controls, current_language, errors_shown, heatmap, intro, presenting, show, t, widgets
 
 ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:", "partly": ":material/error:"}

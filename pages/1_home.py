@@ -5,8 +5,8 @@ import pandas as pd
 import streamlit as st
 
 import posviz
-from posviz import attention_demo as demo
 from posviz.figures import home as homefig
+from posviz.lessons import attention_demo as demo
 from posviz.pages import script
 from posviz.ui import cache, controls, current_language, errors_shown, intro, show, t, widgets
 

@@ -3,9 +3,11 @@
 import streamlit as st
 
 import posviz
-from posviz import figures, precision
+from posviz import analysis, figures
 from posviz.encodings import sinusoidal as sin
 from posviz.figures import sinusoidal as sinfig
+from posviz.lessons import precision
+from posviz.lessons import sinusoidal as sinlesson
 from posviz.ui import (
     SIMILARITY_POSITIONS,
     block_means_heatmap,
@@ -50,10 +52,12 @@ def table_tab() -> None:
         data = cache.family_matrix(FAMILY.key, params)
         fig = heatmap(data, colorbar_title="PE", **labels)
     else:  # shown and exported as block means, here from their closed form: the table (1 GiB at most) is not built
-        data = cache.call(sin.sinusoidal_block_means, n, d, base=base, layout=layout, max_side=figures.MAX_SIDE)
+        data = cache.call(sinlesson.sinusoidal_block_means, n, d, base=base, layout=layout, max_side=figures.MAX_SIDE)
         fig = block_means_heatmap(data, (n, d), colorbar_title="PE", **labels)
     show(fig, notice=t("sinusoidal.table.notice"), key="table", data=data, name="sinusoidal_table")
-    positions, similarity = cache.call(sin.sinusoidal_similarity, n, d, SIMILARITY_POSITIONS, base=base, layout=layout)
+    positions, similarity = cache.call(
+        sinlesson.sinusoidal_similarity, n, d, SIMILARITY_POSITIONS, base=base, layout=layout
+    )
     show(
         similarity_heatmap(similarity, positions, n),
         notice=t("sinusoidal.similarity.notice"),
@@ -67,7 +71,7 @@ def table_tab() -> None:
 
 def distance_tab() -> None:
     st.latex(r"PE(i)\cdot PE(j) = \sum_{k} \cos\big((i-j)\,\omega_k\big)")
-    offsets, dot, cosine = cache.call(sin.sinusoidal_offset_profile, n, d, base=base, layout=layout)
+    offsets, dot, cosine = cache.call(sinlesson.sinusoidal_offset_profile, n, d, base=base, layout=layout)
     show(
         cache.figure(
             sinfig.dual_lines,
@@ -82,9 +86,9 @@ def distance_tab() -> None:
         data={"offset": offsets, "mean_dot": dot, "mean_cosine": cosine},
         name="sinusoidal_offset_profile",
     )
-    lags, dot_spread, cos_spread = cache.call(sin.sinusoidal_lag_spread, n, d, base=base, layout=layout)
+    lags, dot_spread, cos_spread = cache.call(sinlesson.sinusoidal_lag_spread, n, d, base=base, layout=layout)
     random_params = (("d_model", d), ("init", "random"), ("n_positions", len(lags) + 2), ("seed", 0), ("std", 0.02))
-    _, _, random_spread = cache.analyse(sin.lag_spread, "learned", random_params)
+    _, _, random_spread = cache.analyse(analysis.lag_spread, "learned", random_params)
     show(
         cache.figure(
             sinfig.log_lines,
@@ -143,7 +147,7 @@ def shift_tab() -> None:
             data=shift,
             name=f"sinusoidal_shift_k{k}",
         )
-        residual, used = cache.call(sin.sampled_shift_residual, n, d, k, base=base, layout=layout)
+        residual, used = cache.call(sinlesson.sampled_shift_residual, n, d, k, base=base, layout=layout)
         if used < n - k:
             st.markdown(t("sinusoidal.shift.residual.sampled", k=k, shown=used, n=n - k, residual=f"{residual:.1e}"))
         else:
@@ -154,7 +158,7 @@ def frequencies_tab() -> None:
     unused_controls(t("param.layout"), reason=t("sinusoidal.unused.frequencies"))
     st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\cdot\text{base}^{2i/d} \in [2\pi,\ 2\pi\cdot\text{base})")
     wavelength = cache.call(sin.sinusoidal_wavelengths, d, base=base)
-    slow = cache.call(sin.slow_pairs, d, n, base=base)
+    slow = cache.call(sinlesson.slow_pairs, d, n, base=base)
     show(
         cache.figure(
             sinfig.wavelengths,
@@ -175,7 +179,7 @@ def frequencies_tab() -> None:
     )
     st.markdown(t("sinusoidal.wavelength.count", slow=int(slow.sum()), pairs=len(slow), n=n))
     bases = tuple(dict.fromkeys((*REFERENCE_BASES, base)))
-    offsets, similarity = cache.call(sin.origin_similarity, n, d, bases)
+    offsets, similarity = cache.call(sinlesson.origin_similarity, n, d, bases)
     names = [t("sinusoidal.base.line", base=f"{b:,.0f}") for b in bases]
     if base not in REFERENCE_BASES:
         names[-1] = t("sinusoidal.base.chosen", base=f"{base:,.0f}")
@@ -207,7 +211,7 @@ def projection_tab() -> None:
         help=t("sinusoidal.ctl.proj.help"),
     )
     shown, coords = cache.call(
-        sin.sinusoidal_projection, n, d, method, PROJECTION_POSITIONS[method], base=base, layout=layout
+        sinlesson.sinusoidal_projection, n, d, method, PROJECTION_POSITIONS[method], base=base, layout=layout
     )
     show(
         sinfig.positions_scatter(
@@ -239,7 +243,7 @@ def extrapolation_tab() -> None:
             slider=False,
             help=t("sinusoidal.ctl.train.help"),
         )
-    positions, share, excess = cache.call(sin.sinusoidal_beyond_training, n, d, train, base=base, layout=layout)
+    positions, share, excess = cache.call(sinlesson.sinusoidal_beyond_training, n, d, train, base=base, layout=layout)
     fig = cache.figure(
         sinfig.lines_shaded_from,
         positions,
@@ -393,8 +397,8 @@ def precision_tab() -> None:
 
 def norms_tab() -> None:
     st.latex(r"\|PE(p)\|^2 = \sum_{i} \big(\sin^2 p\,\omega_i + \cos^2 p\,\omega_i\big) = \frac{d}{2}")
-    positions, measured = cache.call(sin.sinusoidal_row_norms, n, d, base=base, layout=layout)
-    closed = cache.call(sin.sinusoidal_row_norm, n, d, base=base)[positions]
+    positions, measured = cache.call(sinlesson.sinusoidal_row_norms, n, d, base=base, layout=layout)
+    closed = cache.call(sinlesson.sinusoidal_row_norm, n, d, base=base)[positions]
     fig = sinfig.overlaid_lines(
         positions,
         {t("sinusoidal.norms.measured"): measured, t("sinusoidal.norms.closed"): closed},

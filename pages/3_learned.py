@@ -6,8 +6,8 @@ import streamlit as st
 import posviz
 from posviz import analysis, figures
 from posviz.encodings import learned
-from posviz.encodings import sinusoidal as sin
 from posviz.figures import learned as learned_figures
+from posviz.lessons import sinusoidal as sinlesson
 from posviz.ui import (
     SIMILARITY_POSITIONS,
     block_means_heatmap,
@@ -135,7 +135,7 @@ def table_tab() -> None:
     grid = kind == "random" and max(n_rows, width) > figures.MAX_SIDE
     notice = t(f"learned.table.notice.{kind}")
     if closed_form:  # sin_init(n, d) is sinusoidal(n, d): its block means in closed form, the table never held
-        data = cache.call(sin.sinusoidal_block_means, n_rows, width, max_side=figures.MAX_SIDE)
+        data = cache.call(sinlesson.sinusoidal_block_means, n_rows, width, max_side=figures.MAX_SIDE)
         fig = block_means_heatmap(data, (n_rows, width), colorbar_title="PE", **labels)
     elif grid:  # real entries of a large random table on a grid of rows and columns, only those rows drawn
         positions, dims, data = source(learned.RandomTable.grid, figures.MAX_SIDE)
@@ -147,7 +147,7 @@ def table_tab() -> None:
         fig = heatmap(data, colorbar_title="PE", **labels)
     show(fig, notice=notice, key="table", data=data, name="learned_table")
     if closed_form:
-        positions, sim = cache.call(sin.sinusoidal_similarity, n_rows, width, SIMILARITY_POSITIONS)
+        positions, sim = cache.call(sinlesson.sinusoidal_similarity, n_rows, width, SIMILARITY_POSITIONS)
     else:
         positions, sim = source(analysis.sampled_similarity, SIMILARITY_POSITIONS)
     show(
@@ -196,10 +196,10 @@ def spectrum_tab() -> None:
         r"\, e^{-\mathrm{i}\omega p}\Big|^2,\qquad \omega_{\min} = 2\pi / n"
     )
     if kind == "sinusoidal":  # the spectrum of sin_init(n, d) from its analysed columns alone
-        spectrum, sinusoidal = cache.call(learned.sinusoidal_spectrum, n_rows, width), None
+        spectrum, sinusoidal = cache.call(sinlesson.sinusoidal_spectrum, n_rows, width), None
     else:
         spectrum = source(analysis.position_spectrum)
-        sinusoidal = cache.call(learned.sinusoidal_spectrum, n_rows, width).mean_power
+        sinusoidal = cache.call(sinlesson.sinusoidal_spectrum, n_rows, width).mean_power
     spectrum_views(
         spectrum,
         width,
@@ -232,7 +232,7 @@ def initial_probes(n: int, d: int) -> dict:
     random = Source("random", registry_params(n, d, "random", std, seed))
     return {
         t("option.random"): random(analysis.sampled_position_probe, PROBE_POSITIONS),
-        t("option.sinusoidal"): cache.call(analysis.sinusoidal_position_probe, n, d, PROBE_POSITIONS),
+        t("option.sinusoidal"): cache.call(sinlesson.sinusoidal_position_probe, n, d, PROBE_POSITIONS),
     }
 
 

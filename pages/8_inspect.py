@@ -8,11 +8,11 @@ import streamlit as st
 import posviz
 from posviz import analysis, figures
 from posviz import checkpoint as ckpt
-from posviz.encodings import learned, rope_configs
-from posviz.encodings import sinusoidal as sin
+from posviz.encodings import rope_configs
 from posviz.figures import inspect as inspect_figures
 from posviz.figures import learned as learned_figures
 from posviz.figures import rope as rope_figures
+from posviz.lessons import sinusoidal as sinlesson
 from posviz.pages import script
 from posviz.ui import (
     SIMILARITY_POSITIONS,
@@ -258,7 +258,7 @@ def table_tab() -> None:
     show(
         figures.lines(
             range(n),
-            {loaded.name: norms, t("inspect.sinusoidal"): cache.call(sin.sinusoidal_row_norm, n, d)},
+            {loaded.name: norms, t("inspect.sinusoidal"): cache.call(sinlesson.sinusoidal_row_norm, n, d)},
             title=t("inspect.norms"),
             x_title=t("axis.position"),
             y_title="‖PE(p)‖",
@@ -281,8 +281,8 @@ def similarity_tab() -> None:
         data=sim,
         name="checkpoint_similarity",
     )
-    offsets, _, cosine = loaded(sin.strided_offset_profile)  # the same shape, so the same offsets as the reference
-    _, _, ref_cosine = cache.analyse(sin.strided_offset_profile, "sinusoidal", loaded.sinusoidal_params)
+    offsets, _, cosine = loaded(analysis.strided_offset_profile)  # the same shape, so the same offsets as the reference
+    _, _, ref_cosine = cache.analyse(analysis.strided_offset_profile, "sinusoidal", loaded.sinusoidal_params)
     show(
         figures.lines(
             offsets,
@@ -334,7 +334,7 @@ def spectrum_tab() -> None:
         table_name=loaded.name,
         notice=notice("inspect.spectrum.notice"),
         stem="checkpoint",
-        reference_power=cache.call(learned.sinusoidal_spectrum, n, d).mean_power,
+        reference_power=cache.call(sinlesson.sinusoidal_spectrum, n, d).mean_power,
     )
 
 
@@ -426,7 +426,7 @@ def compare_tab() -> None:
                 data=sim,
                 name=f"compare_{key}_similarity",
             )
-        offsets, _, cosine = item(sin.strided_offset_profile)
+        offsets, _, cosine = item(analysis.strided_offset_profile)
         profiles[item.label] = (offsets, cosine)
         probes[item.label] = item(analysis.sampled_position_probe, PROBE_POSITIONS)
     fig = figures.lines(

@@ -221,6 +221,8 @@ def project(table, method: str = "pca", seed: int = 0) -> np.ndarray:
 #: training rows (so the choice does not depend on the table's scale): 10^-8 .. 10^4 in half decades, and infinity,
 #: the constant guess of the training mean.
 PROBE_PENALTIES = np.append(10.0 ** np.arange(-8.0, 4.25, 0.5), np.inf)
+#: Leave-one-out errors this close (relative) to the lowest count as a tie, which the largest penalty wins.
+TIE_TOLERANCE = 1e-6
 
 
 def position_probe(table, *, folds: int = 5, seed: int = 0) -> float:
@@ -230,7 +232,8 @@ def position_probe(table, *, folds: int = 5, seed: int = 0) -> float:
 
     The penalty is chosen by nested cross-validation: in each outer fold, alpha is the one of
     ``PROBE_PENALTIES`` x (||X_c||_F^2 / min(m, d)) with the lowest leave-one-out squared error on the m training
-    rows X (centred, X_c; intercept unpenalised), computed in closed form from the eigendecomposition of the
+    rows X (centred, X_c; intercept unpenalised; errors within ``TIE_TOLERANCE`` of the lowest are a tie, won by the
+    largest penalty, so the choice never hangs on rounding), computed in closed form from the eigendecomposition of the
     training rows as e_i / (1 - H_ii), e the residual and H = 11^T / m + X_c (X_c^T X_c + alpha I)^-1 X_c^T the hat
     matrix (the leave-one-out identity of Allen, 1974; Golub, Heath & Wahba, 1979); the held-out rows of the fold
     are only ever predicted. A fixed small penalty would let a table of
@@ -240,10 +243,10 @@ def position_probe(table, *, folds: int = 5, seed: int = 0) -> float:
     middle position (:func:`constant_guess_error`).
     """
     table = _checks.finite_table(table)
-    return _nested_ridge_probe(table, np.arange(table.shape[0], dtype=np.float64), folds, seed)
+    return nested_ridge_probe(table, np.arange(table.shape[0], dtype=np.float64), folds, seed)
 
 
-def _nested_ridge_probe(rows: np.ndarray, target: np.ndarray, folds, seed) -> float:
+def nested_ridge_probe(rows: np.ndarray, target: np.ndarray, folds, seed) -> float:
     """Mean absolute error of the outer-fold predictions of ``target`` from ``rows`` (see :func:`position_probe`).
 
     The Gram matrix of the centred rows (n x n, or d x d when there are fewer dimensions than rows) is built once;
@@ -320,8 +323,10 @@ def _ridge_fold(centred, gram, dual: bool, train, test, y) -> np.ndarray:
     outside = np.maximum(1.0 - 1.0 / m - squared.sum(axis=1), 0.0)  # P_ii
     residual = (yc - u @ uty)[:, None] + u @ (g * uty).T  # (m, A)
     leverage = outside[:, None] + squared @ g.T  # 1 - H_ii, (m, A)
-    loo = np.mean((residual / leverage) ** 2, axis=0)
-    best = int(np.argmin(np.where(np.isfinite(loo), loo, np.inf)))
+    loo = np.where(np.isfinite(loo := np.mean((residual / leverage) ** 2, axis=0)), loo, np.inf)
+    # the largest penalty within TIE_TOLERANCE of the lowest error: with more dimensions than rows the error is flat
+    # over the smallest penalties, and which of them wins by a few ulps must not decide the prediction
+    best = int(np.flatnonzero(loo <= loo.min() * (1.0 + TIE_TOLERANCE))[-1])
     return y_mean + coords @ ((1.0 - g[best]) * uty)
 
 
@@ -451,18 +456,7 @@ def sampled_position_probe(table, limit: int = 1024, *, folds: int = 5, seed: in
     position p (not the row's index among the sample), so the error stays in positions and pure noise still scores
     about n / 4. Equal to ``position_probe(table)`` when the table has at most ``limit`` rows."""
     positions, rows = _sampled_rows(table, limit)
-    return _nested_ridge_probe(rows, positions.astype(np.float64), folds, seed)
-
-
-def sinusoidal_position_probe(n_positions: int, d_model: int, limit: int = 1024, *, folds: int = 5, seed: int = 0):
-    """:func:`sampled_position_probe` of the sinusoidal table ``sinusoidal(n, d)`` (= ``learned.sin_init(n, d)``)
-    without building it: only the rows of the at most ``limit`` evenly spaced positions are computed
-    (``sinusoidal_rows``, entry for entry the table's), so a 32,768 x 4,096 table costs 1,024 rows, not 1 GiB."""
-    from .encodings.sinusoidal import sinusoidal_rows
-
-    n, d = _checks.table_size(n_positions, d_model)
-    positions = evenly_spaced(n, limit)
-    return _nested_ridge_probe(sinusoidal_rows(positions, d), positions.astype(np.float64), folds, seed)
+    return nested_ridge_probe(rows, positions.astype(np.float64), folds, seed)
 
 
 def constant_guess_error(n_positions: int) -> float:
@@ -527,3 +521,99 @@ def table_digest(table) -> str:
     digest = hashlib.sha256(f"{array.shape}{array.dtype.str}".encode())
     digest.update(array.view(np.uint8).reshape(-1).data)
     return digest.hexdigest()
+
+
+# ------------------------------------------------------------ positions of any table, by offset and past a length
+
+
+def diagonal_spread(matrix) -> np.ndarray:
+    """Spread of every diagonal of a square matrix: spread[k] = max_i S[i, i + k] - min_i S[i, i + k].
+
+    A matrix whose entries depend on the offset j - i only (a Toeplitz matrix, such as the similarity of a
+    sinusoidal table) has spread 0 on every diagonal, up to rounding; a random table does not.
+    """
+    matrix = _checks.finite_table(matrix, name="matrix")
+    n = matrix.shape[0]
+    if matrix.shape[1] != n:
+        raise ValueError(f"diagonals need a square matrix; got shape {matrix.shape}")
+    i, k = np.arange(n)[None, :], np.arange(n)[:, None]
+    inside = i + k < n
+    skewed = matrix[np.minimum(i, n - 1), np.minimum(i + k, n - 1)]  # skewed[k, i] = S[i, i + k]
+    high = np.where(inside, skewed, -np.inf).max(axis=1)
+    low = np.where(inside, skewed, np.inf).min(axis=1)
+    return high - low
+
+
+def stride_for(n: int, limit: int) -> int:
+    return -(-n // _checks.positive_int("max_positions", limit))
+
+
+def lag_spread(table, max_positions: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Evidence that the dot product and cosine depend on |i - j| only: ``(offsets, dot_spread, cos_spread)``.
+
+    The rows p = 0, s, 2s, ... (stride s = ceil(n / max_positions), so every diagonal is one offset k s) give
+    the Gram matrix G[i, j] = PE(i) . PE(j) and the cosine matrix; ``diagonal_spread`` of each, per offset.
+    Only the offsets 1 .. m - 2 of the m rows are returned: the main diagonal holds the squared norms, and the
+    last diagonal has a single entry, whose spread is 0 by definition.
+    """
+    table = _checks.finite_table(table)
+    stride = stride_for(table.shape[0], max_positions)
+    return lag_spread_of_rows(table[::stride], stride)
+
+
+def lag_spread_of_rows(rows: np.ndarray, stride: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    gram = rows @ rows.T
+    norms = np.linalg.norm(rows, axis=1)
+    cosine = gram / np.outer(np.where(norms > 0, norms, 1.0), np.where(norms > 0, norms, 1.0))
+    if rows.shape[0] < 3:
+        raise ValueError(f"the spread along diagonals needs at least 3 positions; got {rows.shape[0]}")
+    inner = slice(1, rows.shape[0] - 1)
+    offsets = np.arange(rows.shape[0])[inner] * stride
+    return offsets, diagonal_spread(gram)[inner], diagonal_spread(cosine)[inner]
+
+
+def strided_offset_profile(table, max_positions: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``analysis.offset_profile`` on the rows p = 0, s, 2s, ... (s = ceil(n / max_positions)), so that the
+    largest tables stay fast: ``(offsets, mean_dot, mean_cosine)`` with offsets in positions (multiples of s)."""
+
+    table = _checks.finite_table(table)
+    stride = stride_for(table.shape[0], max_positions)
+    profile = offset_profile(table[::stride])
+    return profile.offsets * stride, profile.mean_dot, profile.mean_cosine
+
+
+def beyond_training(table, train_len: int, *, margin: float = 0.01, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """What is new past the training length: ``(share_by_position, excess_by_dimension)``.
+
+    The training range of column j is [min, max] of PE[p, j] over p < train_len. share[p] is the fraction of
+    columns in which row p lies more than ``margin`` outside that range (0 before ``train_len``, by definition);
+    excess[j] is how far column j gets outside its range at any later position (0 when it never does). Fast
+    pairs repeat their values and stay familiar; slow pairs walk into values the model never saw.
+    """
+    table = _checks.finite_table(table)
+    train_len = _checks.positive_int("train_len", train_len)
+    seen = table[:train_len]
+    low, high = seen.min(axis=0), seen.max(axis=0)
+    share = np.empty(table.shape[0])
+    excess = np.zeros(table.shape[1])
+    for start in range(0, table.shape[0], chunk):  # chunks of rows bound the memory, not a per-position loop
+        rows = table[start : start + chunk]
+        share[start : start + len(rows)] = outside_excess(rows, low, high, max(train_len - start, 0), margin, excess)
+    return share, excess
+
+
+def outside_excess(rows, low, high, first_unseen: int, margin: float, excess: np.ndarray) -> np.ndarray:
+    """Share of each row's columns more than ``margin`` outside [low, high]; raises ``excess`` (in place) to how
+    far the rows from index ``first_unseen`` on get outside."""
+    outside = np.maximum(low - rows, rows - high).clip(min=0.0)
+    if first_unseen < len(rows):
+        np.maximum(excess, outside[first_unseen:].max(axis=0), out=excess)
+    return (outside > margin).mean(axis=1)
+
+
+def project_positions(table, method: str = "pca", max_positions: int = 2048, seed: int = 0):
+    """``analysis.project`` of at most ``max_positions`` evenly spaced rows: ``(positions, coords)``."""
+
+    table = _checks.finite_table(table)
+    positions = evenly_spaced(table.shape[0], max_positions)
+    return positions, project(table[positions], method=method, seed=seed)

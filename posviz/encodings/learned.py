@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .._parallel import on_every_core
+from ..analysis import evenly_spaced
 from . import _checks
 from .sinusoidal import sinusoidal, sinusoidal_frequencies
 
@@ -145,8 +146,6 @@ class RandomTable:
         where they cross: ``(positions, dims, values)``, values of shape (len(positions), len(dims)). What a
         heatmap of a large random table shows: real entries, where block means of independent noise would
         shrink towards zero (a mean of k entries has standard deviation std / sqrt(k))."""
-        from ..analysis import evenly_spaced
-
         positions, dims = evenly_spaced(self.n_positions, limit), evenly_spaced(self.d_model, limit)
         return positions, dims, self.rows(positions)[:, dims]
 
@@ -317,23 +316,3 @@ def sinusoidal_column_frequencies(d_model: int, *, base: float = 10000.0) -> np.
     """The angular frequency of every column of the sinusoidal table: column 2k (sin) and 2k + 1 (cos) both turn
     at omega_k = base^(-2k / d) radians per position (Vaswani et al., 2017). Shape (d_model,)."""
     return np.repeat(sinusoidal_frequencies(d_model, base=base), 2)[:d_model]
-
-
-def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
-    """``analysis.position_spectrum(sin_init(n_positions, d_model), max_dims=max_dims)`` built from the analysed
-    columns only, a chunk at a time: column 2k is sin(p omega_k) and 2k + 1 is cos(p omega_k), so the reference
-    spectrum of a 32,768 x 4,096 table costs its 256 analysed columns, not the whole table."""
-    from ..analysis import spectrum_dims, spectrum_of_columns
-
-    n, d = _checks.table_size(n_positions, d_model)
-    dims = spectrum_dims(n, d, max_dims)
-    omega, even = sinusoidal_column_frequencies(d)[dims], dims % 2 == 0
-
-    def columns(start: int, stop: int) -> np.ndarray:
-        angles = np.arange(n, dtype=np.float64)[:, None] * omega[None, start:stop]
-        chosen = even[start:stop]
-        angles[:, chosen] = np.sin(angles[:, chosen])
-        angles[:, ~chosen] = np.cos(angles[:, ~chosen])
-        return angles
-
-    return spectrum_of_columns(columns, n, dims)

@@ -193,8 +193,8 @@ def test_a_shared_figure_sends_the_dictionary_of_the_figure_it_was_built_as():
 def test_core_results_in_dicts_and_objects_are_read_only_and_key_figures():
     """A dict of arrays (compare.beyond_training) and result objects are frozen by the cache, so figures built
     from them, through dataclass arguments too (compare's Series), are kept."""
-    from posviz import compare
     from posviz.figures import compare as cmpfig
+    from posviz.lessons import compare
 
     cache.FIGURE_STORE.clear()
     curves = cache.call(compare.beyond_training, 16, 64)

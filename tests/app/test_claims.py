@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from posviz import claims
+from posviz.lessons import claims
 
 from ._support import (
     PAGE_FILES,

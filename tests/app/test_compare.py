@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import posviz
-from posviz import compare
+from posviz.lessons import compare
 
 from ._support import (
     as_array,

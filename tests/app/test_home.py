@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from posviz import attention_demo as demo
+from posviz.lessons import attention_demo as demo
 
 from ._support import PAGE_FILES, PAGE_NAMES, as_array, assert_clean, assert_matrix, figures, open_page, title, tr
 

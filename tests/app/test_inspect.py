@@ -17,7 +17,6 @@ import torch
 import posviz
 from posviz import analysis
 from posviz.encodings import rope_configs
-from posviz.encodings import sinusoidal as sin
 from posviz.pages import script
 from posviz.ui import SESSION_TABLES
 
@@ -99,13 +98,15 @@ def test_uploaded_gpt2_every_tab_holds_its_table(models):
     similarity, profile = by_tab["similarity"]
     unit = table / np.linalg.norm(table, axis=1, keepdims=True)
     assert_matrix(heatmap_z(similarity), unit @ unit.T, what="similarity")
-    offsets, _, cosine = sin.strided_offset_profile(table)
+    offsets, _, cosine = analysis.strided_offset_profile(table)
     np.testing.assert_array_equal(as_array(profile["data"][0]["x"]), offsets)
     lags = np.arange(64)
     by_hand = [np.mean(np.sum(unit[: 64 - k] * unit[k:], axis=1)) for k in lags]  # mean cos at each offset
     np.testing.assert_allclose(as_array(profile["data"][0]["y"]), by_hand, rtol=1e-9)
     sinusoidal = posviz.sinusoidal(64, 32)
-    np.testing.assert_allclose(as_array(profile["data"][1]["y"]), sin.strided_offset_profile(sinusoidal)[2], rtol=1e-12)
+    np.testing.assert_allclose(
+        as_array(profile["data"][1]["y"]), analysis.strided_offset_profile(sinusoidal)[2], rtol=1e-12
+    )
 
     (projection,) = by_tab["projection"]
     np.testing.assert_allclose(

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import posviz
-from posviz import pitfalls, precision
+from posviz.lessons import pitfalls, precision
 
 from ._support import (
     as_array,

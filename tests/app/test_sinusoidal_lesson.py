@@ -7,10 +7,12 @@ import numpy as np
 import pytest
 
 import posviz
-from posviz import precision
+from posviz import analysis
 from posviz.encodings import sinusoidal as sin
 from posviz.figures import block_mean
 from posviz.figures import heatmap as heatmap_figure
+from posviz.lessons import precision
+from posviz.lessons import sinusoidal as sinlesson
 from posviz.ui import cache
 
 from ._support import (
@@ -95,7 +97,7 @@ def check_view(view, *, n, d, base, layout, k, train, span, dtype, lang="en"):
     figs = charts(view)
     table = posviz.sinusoidal(n, d, base=base, layout=layout)
 
-    offsets, dot, cosine = sin.strided_offset_profile(table)
+    offsets, dot, cosine = analysis.strided_offset_profile(table)
     x, y = xy(trace(figs["sinusoidal.offset"], tr(lang, "sinusoidal.offset.dot")))
     np.testing.assert_array_equal(x, offsets)
     omega = base ** (-np.arange(0, d, 2) / d)
@@ -105,8 +107,8 @@ def check_view(view, *, n, d, base, layout, k, train, span, dtype, lang="en"):
     np.testing.assert_allclose(xy(trace(figs["sinusoidal.offset"], tr(lang, "sinusoidal.offset.cos")))[1], cosine)
 
     spread = figs["sinusoidal.spread"]
-    lags, dot_spread, cos_spread = sin.lag_spread(table)
-    _, _, random_spread = sin.lag_spread(posviz.learned_init(len(lags) + 2, d, std=0.02, seed=0))
+    lags, dot_spread, cos_spread = analysis.lag_spread(table)
+    _, _, random_spread = analysis.lag_spread(posviz.learned_init(len(lags) + 2, d, std=0.02, seed=0))
     floored = np.maximum(dot_spread, 1e-17)  # spreads of exactly 0 lie on the log axis's floor
     np.testing.assert_allclose(xy(trace(spread, tr(lang, "sinusoidal.spread.dot")))[1], floored, atol=1e-15)
     np.testing.assert_allclose(xy(trace(spread, tr(lang, "sinusoidal.spread.random")))[1], random_spread)
@@ -116,7 +118,7 @@ def check_view(view, *, n, d, base, layout, k, train, span, dtype, lang="en"):
 
     if d % 2 == 0:
         assert_matrix(heatmap_z(figs["sinusoidal.shift"]), posviz.shift_matrix(d, k, base=base, layout=layout))
-        residual = sin.shift_residual(table, k, base=base, layout=layout)
+        residual = sinlesson.shift_residual(table, k, base=base, layout=layout)
         assert residual < 1e-11
         text = tr(lang, "sinusoidal.shift.residual", k=k, n=n, residual=f"{residual:.1e}")
         assert text in view.markdown
@@ -130,19 +132,19 @@ def check_view(view, *, n, d, base, layout, k, train, span, dtype, lang="en"):
     assert list(xy(trace(wave, tr(lang, "sinusoidal.wavelength.context", n=n)))[1]) == [n, n]
 
     bases = list(dict.fromkeys((100.0, 10_000.0, 1_000_000.0, base)))
-    offsets, similarity = sin.origin_similarity(n, d, tuple(bases))
+    offsets, similarity = sinlesson.origin_similarity(n, d, tuple(bases))
     lines = figs["sinusoidal.base"]["data"]
     assert len(lines) == len(bases)
     for line, expected in zip(lines, similarity, strict=True):
         np.testing.assert_array_equal(as_array(line["x"]), offsets)
         np.testing.assert_allclose(as_array(line["y"]), expected, atol=1e-12)
 
-    positions, coords = sin.project_positions(table, "pca", 2048)
+    positions, coords = analysis.project_positions(table, "pca", 2048)
     points = figs["sinusoidal.proj.title.pca"]["data"][1]
     np.testing.assert_allclose(np.c_[as_array(points["x"]), as_array(points["y"])], coords, atol=1e-9)
     np.testing.assert_array_equal(as_array(points["marker"]["color"]), positions)
 
-    share, excess = sin.beyond_training(table, train)
+    share, excess = analysis.beyond_training(table, train)
     np.testing.assert_allclose(xy(trace(figs["sinusoidal.extra"]))[1], share)
     assert shape_positions(figs["sinusoidal.extra"], "x") == ([train] if train < n else [])
     np.testing.assert_allclose(as_array(trace(figs["sinusoidal.excess"])["y"]), excess)
@@ -304,7 +306,7 @@ def test_url_in_chinese():
     figs = charts(view)
     assert title(figs["sinusoidal.shift"]) == tr("zh", "sinusoidal.shift", k=5)
     assert title(figs["sinusoidal.extra"]) == tr("zh", "sinusoidal.extra")
-    slow = int(sin.slow_pairs(16, 300, base=100.0).sum())
+    slow = int(sinlesson.slow_pairs(16, 300, base=100.0).sum())
     assert tr("zh", "sinusoidal.wavelength.count", slow=slow, pairs=8, n=300) in view.markdown
 
 
@@ -394,7 +396,7 @@ def test_views_past_4096_positions_use_evenly_spaced_rows_and_say_so():
     table = posviz.sinusoidal(n, d)
     extra, bars = view.by_tab["extrapolation"]
     np.testing.assert_array_equal(as_array(extra["data"][0]["x"]), positions)
-    np.testing.assert_array_equal(as_array(extra["data"][0]["y"]), sin.beyond_training(table, train)[0][positions])
+    np.testing.assert_array_equal(as_array(extra["data"][0]["y"]), analysis.beyond_training(table, train)[0][positions])
     low, high = table[:train].min(axis=0), table[:train].max(axis=0)  # the training range of every row p < 100
     later = table[positions[positions >= train]]
     np.testing.assert_allclose(
@@ -405,7 +407,7 @@ def test_views_past_4096_positions_use_evenly_spaced_rows_and_say_so():
     np.testing.assert_allclose(as_array(norms["data"][0]["y"]), posviz.row_norms(table)[positions])
     used = posviz.evenly_spaced(n - 1, 4096)
     misses = [np.linalg.norm(table[p + 1] - posviz.shift_matrix(d, 1) @ table[p]) for p in used]
-    residual, count = sin.sampled_shift_residual(n, d, 1)
+    residual, count = sinlesson.sampled_shift_residual(n, d, 1)
     assert count == used.size and residual == pytest.approx(max(misses), abs=1e-14)
     sampled = tr("en", "sinusoidal.shift.residual.sampled", k=1, shown=count, n=n - 1, residual=f"{residual:.1e}")
     assert sampled in view.markdown

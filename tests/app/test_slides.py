@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from posviz import claims
+from posviz.lessons import claims
 
 from ._support import assert_clean, figures, open_page, title, tr
 

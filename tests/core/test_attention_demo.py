@@ -16,7 +16,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from posviz import attention_demo as demo
+from posviz.lessons import attention_demo as demo
 
 from . import _oracles as oracle
 

@@ -18,8 +18,8 @@ from scipy.stats import spearmanr
 from transformers import AlbertConfig, AlbertModel, LlamaConfig
 from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
 
-from posviz import attention_demo, claims
 from posviz.encodings.learned import example_table
+from posviz.lessons import attention_demo, claims
 
 from . import _oracles as oracle
 

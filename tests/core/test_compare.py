@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posviz
-from posviz import compare
 from posviz.encodings import learned
+from posviz.lessons import compare
 
 from ._oracles import (
     bert_init_blocks,

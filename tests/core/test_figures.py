@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from posviz import figures
 from posviz.figures import base
+from posviz.lessons import sinusoidal as sinlesson
 
 
 def _z(fig) -> np.ndarray:
@@ -184,10 +185,9 @@ def test_the_band_past_the_training_length_is_shaded_only_when_the_table_reaches
 def test_dual_axes_choose_their_own_ticks_and_overlay_a_proportional_curve():
     """The mean cosine is the mean dot product over d/2: the right axis's range is the left one's over d/2, so the
     curves lie on each other, and neither axis takes its ticks from the other (which gave 0.938, 0.781, ...)."""
-    from posviz.encodings import sinusoidal as sin
     from posviz.figures import sinusoidal as sinfig
 
-    offsets, dot, cosine = sin.sinusoidal_offset_profile(64, 32)
+    offsets, dot, cosine = sinlesson.sinusoidal_offset_profile(64, 32)
     fig = sinfig.dual_lines(offsets, ("dot", dot), ("cos", cosine), title="t", x_title="k")
     left, right = fig.layout.yaxis, fig.layout.yaxis2
     assert left.tickmode == right.tickmode == "auto"

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import posviz
 from posviz import analysis
 from posviz.encodings import learned
+from posviz.lessons import sinusoidal as sinlesson
 
 from ._oracles import bert_init_blocks
 
@@ -108,7 +109,7 @@ def test_sampled_probe_equals_the_probe_when_small_and_keeps_position_units():
 def test_sinusoidal_probe_is_the_sampled_probe_of_the_sinusoidal_table(n, d, limit):
     """Built from the sampled rows alone, the sinusoidal table's probe is the probe of those rows of sin_init."""
     expected = analysis.sampled_position_probe(posviz.sin_init(n, d), limit)
-    assert analysis.sinusoidal_position_probe(n, d, limit) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert sinlesson.sinusoidal_position_probe(n, d, limit) == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
 def test_sampled_projection_and_similarity_use_evenly_spaced_positions():
@@ -325,7 +326,7 @@ def test_training_chose_slow_waves():
 
 @pytest.mark.parametrize(("n", "d", "max_dims"), [(64, 64, 512), (100, 37, 512), (50, 1000, 100)])
 def test_sinusoidal_reference_spectrum_equals_the_spectrum_of_the_table(n, d, max_dims):
-    fast = learned.sinusoidal_spectrum(n, d, max_dims=max_dims)
+    fast = sinlesson.sinusoidal_spectrum(n, d, max_dims=max_dims)
     full = analysis.position_spectrum(posviz.sin_init(n, d), max_dims=max_dims)
     np.testing.assert_array_equal(fast.dims, full.dims)
     np.testing.assert_allclose(fast.mean_power, full.mean_power, rtol=1e-9, atol=1e-15)

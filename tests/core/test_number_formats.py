@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posviz
-from posviz import claims, number_formats, pitfalls, precision
+from posviz import number_formats
+from posviz.lessons import claims, pitfalls, precision
 
 from ._exact_rounding import midpoint_distance, round_exact
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posviz
-from posviz import pitfalls
+from posviz.lessons import pitfalls
 
 FAST = settings(max_examples=30, deadline=None)
 

@@ -16,8 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import posviz
-from posviz import precision
+from posviz import analysis
 from posviz.encodings import sinusoidal as sin
+from posviz.lessons import precision
+from posviz.lessons import sinusoidal as sinlesson
 
 from ._exact_rounding import midpoint_distance, round_exact
 
@@ -133,12 +135,12 @@ def loop_spread(matrix):
 def test_diagonal_spread_matches_a_loop():
     rng = np.random.default_rng(1)
     m = rng.normal(size=(23, 23))
-    np.testing.assert_allclose(sin.diagonal_spread(m), loop_spread(m), rtol=0, atol=0)
+    np.testing.assert_allclose(analysis.diagonal_spread(m), loop_spread(m), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("n,d,limit", [(200, 64, 1024), (3000, 32, 256), (64, 7, 64)])
 def test_sinusoidal_spread_is_rounding_noise(n, d, limit):
-    offsets, dot_spread, cos_spread = sin.lag_spread(posviz.sinusoidal(n, d), limit)
+    offsets, dot_spread, cos_spread = analysis.lag_spread(posviz.sinusoidal(n, d), limit)
     stride = -(-n // limit)
     rows = len(range(0, n, stride))
     np.testing.assert_array_equal(offsets, np.arange(1, rows - 1) * stride)
@@ -151,14 +153,14 @@ def test_sinusoidal_spread_is_rounding_noise(n, d, limit):
 
 
 def test_random_table_spread_is_large():
-    _, dot_spread, cos_spread = sin.lag_spread(posviz.learned_init(200, 64, std=0.02, seed=0))
+    _, dot_spread, cos_spread = analysis.lag_spread(posviz.learned_init(200, 64, std=0.02, seed=0))
     assert np.median(cos_spread[:100]) > 0.3
     assert np.median(dot_spread[:100]) > 1e-3
 
 
 def test_strided_profile_equals_offset_profile_and_closed_form():
     n, d = 5000, 16
-    offsets, dot, cosine = sin.strided_offset_profile(posviz.sinusoidal(n, d), max_positions=1000)
+    offsets, dot, cosine = analysis.strided_offset_profile(posviz.sinusoidal(n, d), max_positions=1000)
     assert offsets[1] == 5
     omega = 10000.0 ** (-np.arange(0, d, 2) / d)
     expected_dot = np.cos(offsets[:, None] * omega[None, :]).sum(axis=1)  # PE(i).PE(i+k) = sum cos(k w)
@@ -166,7 +168,7 @@ def test_strided_profile_equals_offset_profile_and_closed_form():
     np.testing.assert_allclose(cosine, expected_dot / (d / 2), atol=1e-9)
     small = posviz.sinusoidal(300, 8)
     profile = posviz.offset_profile(small)
-    np.testing.assert_array_equal(sin.strided_offset_profile(small)[1], profile.mean_dot)
+    np.testing.assert_array_equal(analysis.strided_offset_profile(small)[1], profile.mean_dot)
 
 
 # ------------------------------------------------------------------------------------------------ shifts
@@ -179,7 +181,7 @@ def test_shift_residual_is_tiny_and_equals_the_matrix_product(layout, k):
     table = posviz.sinusoidal(n, d, layout=layout)
     m = posviz.shift_matrix(d, k, layout=layout)
     direct = np.linalg.norm(table[k:] - table[:-k] @ m.T, axis=1).max()
-    residual = sin.shift_residual(table, k, layout=layout, chunk=97)
+    residual = sinlesson.shift_residual(table, k, layout=layout, chunk=97)
     assert residual < 1e-12
     assert residual == pytest.approx(direct, abs=1e-13)
 
@@ -188,7 +190,7 @@ def test_shift_residual_is_tiny_and_equals_the_matrix_product(layout, k):
 def test_shift_residual_of_another_table_is_large(layout):
     table = posviz.learned_init(100, 16, std=1.0)
     m = posviz.shift_matrix(16, 3, layout=layout)
-    residual = sin.shift_residual(table, 3, layout=layout, chunk=9)
+    residual = sinlesson.shift_residual(table, 3, layout=layout, chunk=9)
     assert residual == pytest.approx(np.linalg.norm(table[3:] - table[:-3] @ m.T, axis=1).max(), rel=1e-12)
     assert residual > 1.0
 
@@ -207,7 +209,7 @@ def test_shift_errors():
     with pytest.raises(ValueError, match="even; got 7"):
         posviz.shift_matrix(7, 1)
     with pytest.raises(ValueError, match="k = 10"):
-        sin.shift_residual(posviz.sinusoidal(10, 4), 10)
+        sinlesson.shift_residual(posviz.sinusoidal(10, 4), 10)
 
 
 # ------------------------------------------------------------------------------------------------ frequencies
@@ -224,7 +226,7 @@ def test_wavelength_formula(d, base):
 
 def test_slow_pairs_do_not_complete_a_turn():
     d, n = 128, 1000
-    slow = sin.slow_pairs(d, n)
+    slow = sinlesson.slow_pairs(d, n)
     k = np.arange(64)
     np.testing.assert_array_equal(slow, 2 * np.pi * 10000.0 ** (2 * k / d) > n)
     # a slow pair's angle stays below one turn over the context
@@ -237,13 +239,13 @@ def test_slow_pairs_do_not_complete_a_turn():
 def test_origin_similarity_is_cosine_of_rows():
     n, d = 500, 10
     bases = (100.0, 10000.0)
-    offsets, similarity = sin.origin_similarity(n, d, bases, max_points=50)
+    offsets, similarity = sinlesson.origin_similarity(n, d, bases, max_points=50)
     assert offsets[0] == 1 and offsets[-1] == n - 1 and np.all(np.diff(offsets) > 0)
     for row, base in enumerate(bases):
         table = posviz.sinusoidal(n, d, base=base)
         expected = table[offsets] @ table[0] / (np.linalg.norm(table[offsets], axis=1) * np.linalg.norm(table[0]))
         np.testing.assert_allclose(similarity[row], expected, atol=1e-12)
-    odd_offsets, odd = sin.origin_similarity(50, 7, (10000.0,))
+    odd_offsets, odd = sinlesson.origin_similarity(50, 7, (10000.0,))
     table = posviz.sinusoidal(50, 7)
     np.testing.assert_allclose(odd[0], posviz.cosine_similarity_matrix(table)[0, odd_offsets], atol=1e-12)
 
@@ -253,10 +255,10 @@ def test_origin_similarity_is_cosine_of_rows():
 
 def test_beyond_training_by_hand():
     table = np.array([[0.0, 1.0], [1.0, 1.0], [0.5, 3.0], [-2.0, 1.005]])
-    share, excess = sin.beyond_training(table, 2)
+    share, excess = analysis.beyond_training(table, 2)
     np.testing.assert_array_equal(share, [0.0, 0.0, 0.5, 0.5])
     np.testing.assert_allclose(excess, [2.0, 2.0])
-    assert not sin.beyond_training(table, 4)[1].any()
+    assert not analysis.beyond_training(table, 4)[1].any()
 
 
 @pytest.mark.parametrize(("train", "chunk"), [(1, 4), (5, 3), (6, 3), (29, 7), (30, 64)])
@@ -264,13 +266,13 @@ def test_beyond_training_in_chunks_equals_one_pass(train, chunk):
     table = np.random.default_rng(2).normal(size=(30, 5))
     low, high = table[:train].min(axis=0), table[:train].max(axis=0)
     outside = np.maximum(low - table, table - high).clip(min=0.0)  # the whole table at once
-    share, excess = sin.beyond_training(table, train, chunk=chunk)
+    share, excess = analysis.beyond_training(table, train, chunk=chunk)
     np.testing.assert_array_equal(share, (outside > 0.01).mean(axis=1))
     np.testing.assert_array_equal(excess, outside[train:].max(axis=0) if train < 30 else np.zeros(5))
 
 
 def test_beyond_training_fast_pairs_stay_familiar():
-    share, excess = sin.beyond_training(posviz.sinusoidal(2000, 64), 500)
+    share, excess = analysis.beyond_training(posviz.sinusoidal(2000, 64), 500)
     assert not share[:500].any() and share[500:].max() > 0
     assert excess[:4].max() < 0.01  # pairs 0, 1 turn many times within 500 positions
     assert excess[20:40].max() > 0.5
@@ -287,7 +289,7 @@ def test_layout_permutation():
 def test_row_norms_closed_form(d):
     n = 300
     measured = posviz.row_norms(posviz.sinusoidal(n, d))
-    closed = sin.sinusoidal_row_norm(n, d)
+    closed = sinlesson.sinusoidal_row_norm(n, d)
     np.testing.assert_allclose(closed, measured, rtol=1e-12)
     if d % 2 == 0:
         np.testing.assert_allclose(measured, math.sqrt(d / 2), rtol=1e-12)
@@ -296,7 +298,7 @@ def test_row_norms_closed_form(d):
 
 
 def test_projection_subsamples_evenly():
-    positions, coords = sin.project_positions(posviz.sinusoidal(5000, 8), "pca", max_positions=100)
+    positions, coords = analysis.project_positions(posviz.sinusoidal(5000, 8), "pca", max_positions=100)
     np.testing.assert_array_equal(positions, posviz.evenly_spaced(5000, 100))
     np.testing.assert_allclose(coords, posviz.project(posviz.sinusoidal(5000, 8)[positions], "pca"))
 
@@ -338,7 +340,7 @@ def test_dirichlet_sum_equals_the_direct_sum(a, length, w_inverse, base):
 def test_closed_form_block_means_equal_the_block_means_of_the_table(n, d, side, base, layout):
     from posviz.figures import block_mean
 
-    means = sin.sinusoidal_block_means(n, d, base=base, layout=layout, max_side=side)
+    means = sinlesson.sinusoidal_block_means(n, d, base=base, layout=layout, max_side=side)
     expected = block_mean(posviz.sinusoidal(n, d, base=base, layout=layout), side)
     assert means.shape == expected.shape
     np.testing.assert_allclose(means, expected, rtol=0, atol=1e-12 * max(n, 1))
@@ -354,25 +356,28 @@ def test_block_edges_follow_block_mean():
 @pytest.mark.parametrize(("n", "d", "layout"), [(3000, 8, "interleaved"), (9000, 6, "halves"), (50, 7, "halves")])
 def test_sampled_views_equal_the_views_of_the_built_table(n, d, layout):
     table = posviz.sinusoidal(n, d, layout=layout)
-    offsets, dot, cosine = sin.sinusoidal_offset_profile(n, d, layout=layout)  # closed form for an even d
-    want_offsets, want_dot, want_cosine = sin.strided_offset_profile(table)
+    offsets, dot, cosine = sinlesson.sinusoidal_offset_profile(n, d, layout=layout)  # closed form for an even d
+    want_offsets, want_dot, want_cosine = analysis.strided_offset_profile(table)
     np.testing.assert_array_equal(offsets, want_offsets)
     np.testing.assert_allclose(dot, want_dot, rtol=0, atol=1e-12 * d)
     np.testing.assert_allclose(cosine, want_cosine, rtol=0, atol=1e-12)
     for got, want in (
-        (sin.sinusoidal_lag_spread(n, d, layout=layout), sin.lag_spread(table)),
-        (sin.sinusoidal_projection(n, d, "pca", 2048, layout=layout), sin.project_positions(table, "pca", 2048)),
+        (sinlesson.sinusoidal_lag_spread(n, d, layout=layout), analysis.lag_spread(table)),
+        (
+            sinlesson.sinusoidal_projection(n, d, "pca", 2048, layout=layout),
+            analysis.project_positions(table, "pca", 2048),
+        ),
     ):
         for a, b in zip(got, want, strict=True):
             np.testing.assert_array_equal(a, b)
-    positions, similarity = sin.sinusoidal_similarity(n, d, 1024, layout=layout)
+    positions, similarity = sinlesson.sinusoidal_similarity(n, d, 1024, layout=layout)
     np.testing.assert_array_equal(positions, posviz.evenly_spaced(n, 1024))
     built = posviz.cosine_similarity_matrix(table[positions])
     if d % 2:  # computed from the rows, as the built table's
         np.testing.assert_array_equal(similarity, built)
     else:  # the closed form sum_k cos(lag w_k) / (d/2): the same numbers up to rounding
         np.testing.assert_allclose(similarity, built, rtol=0, atol=1e-13)
-    positions, norms = sin.sinusoidal_row_norms(n, d, layout=layout, max_positions=1000)
+    positions, norms = sinlesson.sinusoidal_row_norms(n, d, layout=layout, max_positions=1000)
     np.testing.assert_array_equal(norms, posviz.row_norms(table)[positions])
 
 
@@ -381,28 +386,31 @@ def test_sampled_views_equal_the_views_of_the_built_table(n, d, layout):
 def test_sampled_shift_residual(layout, k):
     n, d = 300, 16
     table = posviz.sinusoidal(n, d, layout=layout)
-    assert sin.sampled_shift_residual(n, d, k, layout=layout) == (sin.shift_residual(table, k, layout=layout), n - k)
-    residual, used = sin.sampled_shift_residual(n, d, k, layout=layout, max_positions=40)
+    assert sinlesson.sampled_shift_residual(n, d, k, layout=layout) == (
+        sinlesson.shift_residual(table, k, layout=layout),
+        n - k,
+    )
+    residual, used = sinlesson.sampled_shift_residual(n, d, k, layout=layout, max_positions=40)
     positions = posviz.evenly_spaced(n - k, 40)
     matrix = posviz.shift_matrix(d, k, layout=layout)
     misses = [np.linalg.norm(table[p + k] - matrix @ table[p]) for p in positions]  # the full product, row by row
     assert used == positions.size
     assert residual == pytest.approx(max(misses), abs=1e-14)
     with pytest.raises(ValueError, match="d_model must be even"):
-        sin.sampled_shift_residual(n, 7, k)
+        sinlesson.sampled_shift_residual(n, 7, k)
     with pytest.raises(ValueError, match="needs more than"):
-        sin.sampled_shift_residual(n, d, n)
+        sinlesson.sampled_shift_residual(n, d, n)
 
 
 @FAST
 @given(st.integers(2, 400), st.integers(1, 12), st.integers(1, 500), st.integers(1, 60), st.integers(1, 50), LAYOUT)
 def test_sampled_beyond_training(n, d, train, limit, chunk, layout):
     table = posviz.sinusoidal(n, d, layout=layout)
-    positions, share, excess = sin.sinusoidal_beyond_training(
+    positions, share, excess = sinlesson.sinusoidal_beyond_training(
         n, d, train, layout=layout, max_positions=limit, chunk=chunk
     )
     np.testing.assert_array_equal(positions, posviz.evenly_spaced(n, limit))
-    full_share, full_excess = sin.beyond_training(table, train)
+    full_share, full_excess = analysis.beyond_training(table, train)
     np.testing.assert_array_equal(share, full_share[positions])  # the training range is exact
     low, high = table[:train].min(axis=0), table[:train].max(axis=0)
     later = table[positions[positions >= train]]
@@ -416,7 +424,7 @@ def test_sampled_beyond_training(n, d, train, limit, chunk, layout):
 def test_similarity_of_an_even_table_is_the_sum_of_cosines_of_the_lag(n, d, base):
     """For an even d the similarity of positions p and q is sum_k cos((p - q) w_k) / (d/2), entry by entry with
     Python's math (a few rows, every column)."""
-    positions, similarity = sin.sinusoidal_similarity(n, d, 1024, base=base)
+    positions, similarity = sinlesson.sinusoidal_similarity(n, d, 1024, base=base)
     omega = [base ** (-2 * k / d) for k in range(d // 2)]
     for i in (0, 1, len(positions) // 2, len(positions) - 1):
         expected = [

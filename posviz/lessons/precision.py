@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import number_formats
-from ._parallel import on_every_core
-from .analysis import evenly_spaced
-from .encodings import _checks
-from .encodings.sinusoidal import sinusoidal_frequencies
-from .number_formats import MANTISSA_BITS
+from .. import number_formats
+from .._parallel import on_every_core
+from ..analysis import evenly_spaced
+from ..encodings import _checks
+from ..encodings.sinusoidal import sinusoidal_frequencies
+from ..number_formats import MANTISSA_BITS
 
 DTYPES = number_formats.FORMATS
 #: Largest number of positions the error is evaluated at (evenly spaced over the range).

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .analysis import cosine_similarity_matrix, evenly_spaced
-from .encodings import _checks
-from .encodings.alibi import MAX_HEADS, alibi_slopes
-from .encodings.learned import learned_init, torch_lookup_error
-from .encodings.rope import TRANSFORMERS_ODD_MESSAGE, apply_rope, refuses_odd_head, rope_inv_freq
-from .encodings.sinusoidal import sinusoidal
+from ..analysis import cosine_similarity_matrix, evenly_spaced
+from ..encodings import _checks
+from ..encodings.alibi import MAX_HEADS, alibi_slopes
+from ..encodings.learned import learned_init, torch_lookup_error
+from ..encodings.rope import TRANSFORMERS_ODD_MESSAGE, apply_rope, refuses_odd_head, rope_inv_freq
+from ..encodings.sinusoidal import sinusoidal
 
 VARIANTS = ("doubled", "cos_shift")
 COMBINES = ("add", "multiply")

@@ -35,7 +35,7 @@ from functools import cache
 
 import numpy as np
 
-from .encodings.sinusoidal import sinusoidal
+from ..encodings.sinusoidal import sinusoidal
 
 #: Width of the token vectors and of the attention head.
 D_MODEL = 16

@@ -12,9 +12,9 @@ import math
 
 import numpy as np
 
-from .analysis import offset_profile
-from .encodings import _checks, alibi, learned, relative, rope, sinusoidal, xlnet
-from .encodings.registry import FAMILIES, STAGES, Term, family
+from ..analysis import offset_profile
+from ..encodings import _checks, alibi, learned, relative, rope, sinusoidal, xlnet
+from ..encodings.registry import FAMILIES, STAGES, Term, family
 
 #: What ``offset_curve`` returns for each family.
 QUANTITY = {

@@ -22,17 +22,18 @@ from typing import Any
 
 import numpy as np
 
+from ..analysis import cosine_similarity_matrix, diagonal_spread, evenly_spaced, row_norms
+from ..encodings import _checks
+from ..encodings.alibi import alibi_slopes, article_slopes
+from ..encodings.learned import example_table, learned_init, torch_lookup_error
+from ..encodings.rope import apply_rope, rope_inv_freq
+from ..encodings.rope_configs import PRESETS, parse_config
+from ..encodings.sinusoidal import shift_matrix, sinusoidal, sinusoidal_frequencies
+from ..encodings.xlnet import factorisation_order, xlnet_masks
 from . import attention_demo, precision
-from .analysis import cosine_similarity_matrix, evenly_spaced, row_norms
 from .compare import unseen_angle_share
-from .encodings import _checks
-from .encodings.alibi import alibi_slopes, article_slopes
-from .encodings.learned import example_table, learned_init, torch_lookup_error
-from .encodings.rope import apply_rope, rope_inv_freq
-from .encodings.rope_configs import PRESETS, parse_config
-from .encodings.sinusoidal import diagonal_spread, shift_matrix, shift_residual, sinusoidal, sinusoidal_frequencies
-from .encodings.xlnet import factorisation_order, xlnet_masks
 from .pitfalls import torch_add_error
+from .sinusoidal import shift_residual
 
 VERDICTS = ("holds", "wrong", "partly")
 #: The topics the claims are grouped by, in the order the page lists them.
