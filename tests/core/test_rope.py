@@ -60,6 +60,16 @@ def check_against_hf(
 HEAD_DIMS = [16, 64, 128]
 BASES = [10000.0, 500000.0]
 PRFS = [1.0, 0.5, 0.25]
+#: The heads every scaling is checked on, each for a reason: together they cover every head size, base and rotated
+#: share above, and the smallest rotated part.
+HEADS = [
+    pytest.param(128, 10000.0, 1.0, id="llama-2-head"),
+    pytest.param(128, 500000.0, 1.0, id="llama-3-base"),
+    pytest.param(64, 10000.0, 0.25, id="pythia-quarter-rotated"),
+    pytest.param(64, 500000.0, 0.5, id="half-rotated-large-base"),
+    pytest.param(16, 10000.0, 0.25, id="two-pairs-rotated"),
+    pytest.param(16, 500000.0, 1.0, id="small-head-large-base"),
+]
 
 
 # ------------------------------------------------------------------------------------------------ default / linear
@@ -88,9 +98,7 @@ def test_default_formula_in_float64():
     np.testing.assert_allclose(got, expected, rtol=1e-14)
 
 
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-@pytest.mark.parametrize("base", BASES)
-@pytest.mark.parametrize("prf", PRFS)
+@pytest.mark.parametrize("head_dim,base,prf", HEADS)
 @pytest.mark.parametrize("factor", [1.0, 2.0, 8.0, 3.5])
 def test_linear_matches_hf(head_dim, base, prf, factor):
     got, af = check_against_hf(
@@ -104,9 +112,7 @@ def test_linear_matches_hf(head_dim, base, prf, factor):
 # ------------------------------------------------------------------------------------------------ dynamic NTK
 
 
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-@pytest.mark.parametrize("base", BASES)
-@pytest.mark.parametrize("prf", PRFS)
+@pytest.mark.parametrize("head_dim,base,prf", HEADS)
 @pytest.mark.parametrize("factor", [2.0, 4.0])
 @pytest.mark.parametrize("seq_len", [None, 100, 2047, 2048, 2049, 5000, 20000])
 def test_dynamic_matches_hf(head_dim, base, prf, factor, seq_len):
@@ -183,9 +189,7 @@ YARN_CASES = [
 ]
 
 
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-@pytest.mark.parametrize("base", BASES)
-@pytest.mark.parametrize("prf", PRFS)
+@pytest.mark.parametrize("head_dim,base,prf", HEADS)
 @pytest.mark.parametrize("params,max_pos", YARN_CASES)
 def test_yarn_matches_hf(head_dim, base, prf, params, max_pos):
     check_against_hf(
@@ -267,9 +271,7 @@ LONGROPE_CASES = [
 ]
 
 
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-@pytest.mark.parametrize("base", BASES)
-@pytest.mark.parametrize("prf", PRFS)
+@pytest.mark.parametrize("head_dim,base,prf", HEADS)
 @pytest.mark.parametrize("extra,seq_len", LONGROPE_CASES)
 def test_longrope_matches_hf(head_dim, base, prf, extra, seq_len):
     short, long = _longrope_factors(int(head_dim * prf) // 2)
@@ -345,9 +347,7 @@ LLAMA3_CASES = [
 ]
 
 
-@pytest.mark.parametrize("head_dim", HEAD_DIMS)
-@pytest.mark.parametrize("base", BASES)
-@pytest.mark.parametrize("prf", PRFS)
+@pytest.mark.parametrize("head_dim,base,prf", HEADS)
 @pytest.mark.parametrize("params,max_pos", LLAMA3_CASES)
 def test_llama3_matches_hf(head_dim, base, prf, params, max_pos):
     check_against_hf(
