@@ -7,11 +7,11 @@ stop its run, and a worker that dies is a sentence on the page."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import signal
-import time
 
 import numpy as np
 import pytest
@@ -19,6 +19,7 @@ import pytest
 import posviz
 from posviz import analysis, lab
 from posviz.ui import SESSION_TABLES, training
+from tests.core._lab_jobs import wait_for as poll_until
 
 from ._support import as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, visit_tabs
 
@@ -47,14 +48,8 @@ def one_worker():
         os.environ["POSVIZ_LAB_WORKERS"] = before
 
 
-def wait_for(condition, timeout: float = TIMEOUT, every: float = 0.05):
-    ends = time.monotonic() + timeout
-    while time.monotonic() < ends:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"still not true after {timeout} s")
+#: Polls the lab's state: longer than the queue's own tests, since a page run is part of each poll.
+wait_for = functools.partial(poll_until, timeout=TIMEOUT, every=0.05)
 
 
 def poll(at, done, timeout: float = TIMEOUT):
@@ -64,7 +59,7 @@ def poll(at, done, timeout: float = TIMEOUT):
         at.run()
         return done(at)
 
-    return wait_for(check, timeout, every=0.3)
+    return wait_for(check, timeout=timeout, every=0.3)
 
 
 def runs_log() -> list[dict]:

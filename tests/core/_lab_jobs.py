@@ -32,3 +32,14 @@ TASKS = {
     "count": Task(count, write_value, read_value, ".json"),
     "refuse": Task(refuse, write_value, read_value, ".json"),
 }
+
+
+def wait_for(condition, timeout: float = 120.0, every: float = 0.02):
+    """Poll ``condition()`` until it is true (and return its value) or fail after ``timeout`` seconds."""
+    ends = time.monotonic() + timeout
+    while time.monotonic() < ends:
+        value = condition()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"still not true after {timeout} s: {condition}")

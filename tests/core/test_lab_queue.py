@@ -25,19 +25,7 @@ from posviz.lab.queue import finish_times, overall
 from posviz.lab.train import held_out
 
 from . import _lab_jobs
-
-TIMEOUT = 120
-
-
-def wait_for(condition, timeout: float = TIMEOUT, every: float = 0.02):
-    """Poll ``condition()`` until it is true (and return its value) or fail after ``timeout`` seconds."""
-    ends = time.monotonic() + timeout
-    while time.monotonic() < ends:
-        value = condition()
-        if value:
-            return value
-        time.sleep(every)
-    raise AssertionError(f"still not true after {timeout} s: {condition}")
+from ._lab_jobs import wait_for
 
 
 def log(queue) -> list[dict]:
