@@ -279,12 +279,10 @@ def lazy_tabs(page: str, draw: dict, *, label: str = "{page}.tab.{code}", kind: 
     """One tab per entry of ``draw`` (code -> function that draws it), labelled from the catalog key ``label``;
     only the open tab's function runs, inside ``errors_shown(kind)``, and its code is kept in the URL
     (``widgets.url_tabs``)."""
-    labels = {code: t(label.format(page=page, code=code)) for code in draw}
-    tabs = widgets.url_tabs(labels)
+    tabs = widgets.url_tabs({code: t(label.format(page=page, code=code)) for code in draw})
     for code, func in draw.items():
         with tabs[code], errors_shown(kind):
             if tabs[code].open:
-                slides.tabs(labels, code)  # the slide deck goes through these tabs in order; this one is open
                 func()
     slides.finish()  # in slide mode, the chosen figure of the open tab
 

@@ -54,11 +54,6 @@ def remember() -> None:
     st.session_state[SCOPE] = FRAME
 
 
-def arrival() -> list[tuple[str, str]]:
-    """The query string this run got, as ``(key, value)`` pairs (a key may repeat)."""
-    return [(key, value) for key, values in st.session_state.get(ARRIVED, {}).items() for value in values]
-
-
 def opened(page: str, script: str) -> None:
     """Say which page this run draws (``page`` its name, ``script`` its file). A page other than the previous run's
     has been opened: every value of its query string arrives, and its controls read them."""

@@ -159,14 +159,15 @@ def switch() -> None:
     st.toggle(t("slides.toggle"), key=TOGGLE, on_change=_toggled, help=t("slides.toggle.help"))
 
 
-def tabs(labels: dict[str, str], open_code: str, *, values: dict | None = None) -> None:
+def tabs(labels: dict[str, str], open_code: str, *, values: dict) -> None:
     """Declare the page's tabs (code -> label, in order) and the open one: the deck goes from tab to tab in this
-    order. ``values`` is what the tab widget's session state holds for each tab (its label, by default)."""
+    order. ``values`` is what the tab widget's session state holds for each tab (a row of tabs holds its label, a
+    selector its code); only the widget knows, so only the widget declares its tabs."""
     lessons.tab_opened(open_code, labels[open_code])
     lesson = lessons.current()
     if lesson is not None and lesson.slides is not None:
         lesson.slides.order = dict(labels)
-        lesson.slides.values = dict(values if values is not None else labels)
+        lesson.slides.values = dict(values)
 
 
 def finish() -> None:

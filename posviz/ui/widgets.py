@@ -311,6 +311,7 @@ def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, object]:
     tabs = st.tabs(list(labels.values()), key=key, on_change="rerun")
     current = by_label[st.session_state[key]]
     st.session_state[memory] = current
+    slides.tabs(labels, current, values=labels)  # the deck goes through the tabs in order (the selector says it itself)
     if current == codes[0]:
         st.query_params.pop(key, None)
     else:

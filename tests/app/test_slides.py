@@ -11,7 +11,7 @@ import pytest
 
 from posviz.lessons import claims
 
-from ._support import assert_clean, figures, open_page, title, tr
+from ._support import assert_clean, figures, open_page, tab_codes, title, tr
 
 NEXT, PREVIOUS, SWITCH = "posviz-slide-next", "posviz-slide-previous", "posviz-slides"
 #: Captions that are no figure's "what to notice": the controls a tab does not use, a number box's message.
@@ -243,3 +243,17 @@ def test_myth_or_fact_steps_from_claim_to_claim_through_its_selector(ordinary):
         tr("en", "slides.position", page=tr("en", "page.claims"), tab=label, k=1, n=len(second)),
     )
     assert at.query_params["tab"] == "norm" and at.query_params["slide"] == "1"
+
+
+def test_in_presentation_mode_a_step_into_the_next_tab_sets_the_selector_to_its_code(ordinary):
+    """On a projector a selector replaces the row of tabs, and it holds the tab's code, not its label: a step past
+    the last slide of a tab must open the next one through that value, not through the link alone."""
+    table, _ = ordinary("sinusoidal", "table")
+    distance, captions = ordinary("sinusoidal", "distance")
+    at = open_page("sinusoidal", query={"slide": str(len(table)), "present": "true"})
+    assert_clean(at)
+    # what a step will write into the tab widget's state, per tab: the selector's options are the codes
+    assert at.session_state["posviz.slides"]["values"] == {code: code for code in tab_codes("sinusoidal")}
+    at.button(key=NEXT).click().run()
+    assert at.session_state["tab"] == "distance"
+    assert_slide(at, distance[0], captions[0], position("sinusoidal", "distance", 1, len(distance)))
