@@ -12,9 +12,6 @@ from posviz.figures.compare import Series
 from posviz.lessons import compare
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
 
-LENGTHS = [16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
-TRAIN_LENGTHS = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384]
-EVAL_LENGTHS = [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768]
 CONTEXTS = tuple(2**e for e in range(4, 16))
 XLNET_MAX = int(posviz.family("xlnet").param("seq_len").maximum)
 XLNET_SEED = posviz.family("xlnet").param("seed").default  # a shuffled order: seed 0 is plain left to right
@@ -144,8 +141,8 @@ def overview_tab() -> None:
 
 def offset_tab() -> None:
     with controls():
-        length = st.select_slider(
-            t("compare.ctl.len"), LENGTHS, 128, key="len", bind="query-params", help=t("compare.ctl.len.help")
+        length = widgets.numeric(
+            t("compare.ctl.len"), 16, 4096, 128, key="len", marks=widgets.POWERS_OF_TWO, help=t("compare.ctl.len.help")
         )
     settings = {
         "sinusoidal": {"n_positions": length},
@@ -176,21 +173,23 @@ def long_tab() -> None:
     with controls():
         c1, c2 = st.columns(2)
         with c1:
-            train = st.select_slider(
+            train = widgets.numeric(
                 t("compare.ctl.train"),
-                TRAIN_LENGTHS,
+                64,
+                16384,
                 512,
                 key="train",
-                bind="query-params",
+                marks=widgets.POWERS_OF_TWO,
                 help=t("compare.ctl.train.help"),
             )
         with c2:
-            longer = st.select_slider(
+            longer = widgets.numeric(
                 t("compare.ctl.eval"),
-                EVAL_LENGTHS,
+                128,
+                32768,
                 2048,
                 key="eval",
-                bind="query-params",
+                marks=widgets.POWERS_OF_TWO,
                 help=t("compare.ctl.eval.help"),
             )
     if longer <= train:

@@ -14,9 +14,7 @@ from posviz.ui import cache, controls, current_language, errors_shown, heatmap, 
 
 ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:", "partly": ":material/error:"}
 COLOURS = {"holds": "green", "wrong": "red", "partly": "orange"}
-D_OPTIONS = (64, 128, 256, 512, 768, 1024, 2048, 4096)
-CONTEXT_OPTIONS = (256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
-TRAIN_OPTIONS = (128, 256, 512, 1024, 2048, 4096, 8192)
+D_MARKS = (64, 128, 256, 512, 768, 1024, 2048, 4096)  # the slider's widths, BERT's 768 among them
 #: Floor of the log error plot: exact zeros (position 0) are drawn on it.
 ERROR_FLOOR = 1e-12
 
@@ -115,8 +113,8 @@ def summary() -> None:
 
 def width() -> int:
     """The width d of the sinusoidal table, shared by the tabs that measure one (``?d=``)."""
-    return st.select_slider(
-        t("claims.ctl.d"), D_OPTIONS, 512, key="d", bind="query-params", help=t("claims.ctl.d.help")
+    return widgets.numeric(
+        t("claims.ctl.d"), 64, 4096, 512, key="d", grid=2, marks=D_MARKS, help=t("claims.ctl.d.help")
     )
 
 
@@ -262,8 +260,8 @@ def sum_tab() -> None:
 def base_tab() -> None:
     statement("base")
     with controls():
-        context = st.select_slider(
-            t("claims.ctl.ctx"), CONTEXT_OPTIONS, 2048, key="ctx", bind="query-params", help=t("claims.ctl.ctx.help")
+        context = widgets.numeric(
+            t("claims.ctl.ctx"), 256, 32768, 2048, key="ctx", marks=widgets.POWERS_OF_TWO, help=t("claims.ctl.ctx.help")
         )
     found = evidence("base", context=context)
     a, n = found.arrays, found.numbers
@@ -575,8 +573,14 @@ def symmetry_tab() -> None:
 def extrapolate_tab() -> None:
     statement("extrapolate")
     with controls():
-        train = st.select_slider(
-            t("claims.ctl.train"), TRAIN_OPTIONS, 512, key="train", bind="query-params", help=t("claims.ctl.train.help")
+        train = widgets.numeric(
+            t("claims.ctl.train"),
+            128,
+            8192,
+            512,
+            key="train",
+            marks=widgets.POWERS_OF_TWO,
+            help=t("claims.ctl.train.help"),
         )
     found = evidence("extrapolate", train_len=train)
     a, n = found.arrays, found.numbers

@@ -278,14 +278,7 @@ def probe_tab() -> None:
 def past_tab() -> None:
     """What happens past the last row: the real error and the usual workarounds."""
     st.subheader(t("learned.section.past"))
-    stretch = st.select_slider(
-        t("learned.ctl.stretch"),
-        options=[2, 3, 4, 8],
-        value=2,
-        key="stretch",
-        bind="query-params",
-        help=t("learned.ctl.stretch.help"),
-    )
+    stretch = widgets.numeric(t("learned.ctl.stretch"), 2, 8, 2, key="stretch", help=t("learned.ctl.stretch.help"))
     longer = n_rows * stretch
     c1, c2 = st.columns(2)
     with c1:

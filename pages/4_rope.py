@@ -155,12 +155,13 @@ def scores(n, head_dim, base):
 def decay(head_dim, base):
     st.subheader(t("rope.decay.header"))
     st.latex(r"\frac{1}{d/2}\sum_{j=1}^{d/2}\lvert S_j\rvert,\qquad S_j=\sum_{i=0}^{j-1} e^{\mathrm{i}(m-n)\theta_i}")
-    reach = st.select_slider(
+    reach = widgets.numeric(
         t("rope.ctl.decay_len"),
-        [64, 256, 1024, 4096, 16384, 32768],
+        16,
+        32768,
         1024,
         key="decay_len",
-        bind="query-params",
+        marks=widgets.POWERS_OF_TWO,
         help=t("rope.ctl.decay_len.help"),
     )
     with errors_shown("setting"):
@@ -272,36 +273,26 @@ def extension(head_dim, base):
     )
     c1, c2, c3 = st.columns(3)
     with c1:
-        factor = st.select_slider(
-            t("rope.ctl.factor"),
-            [2, 4, 8, 16, 32],
-            8,
-            key="factor",
-            bind="query-params",
-            help=t("rope.ctl.factor.help"),
+        factor = widgets.numeric(
+            t("rope.ctl.factor"), 2, 64, 8, key="factor", marks=widgets.POWERS_OF_TWO, help=t("rope.ctl.factor.help")
         )
     with c2:
-        original = st.select_slider(
-            t("rope.ctl.orig"),
-            [2048, 4096, 8192, 32768],
-            4096,
-            key="orig",
-            bind="query-params",
-            help=t("rope.ctl.orig.help"),
+        original = widgets.numeric(
+            t("rope.ctl.orig"), 256, 262144, 4096, key="orig", marks=widgets.POWERS_OF_TWO, help=t("rope.ctl.orig.help")
         )
     with c3:
-        share = st.select_slider(
-            t("rope.ctl.cur"), [1, 2, 4, 8, 16, 32], 8, key="cur", bind="query-params", help=t("rope.ctl.cur.help")
+        share = widgets.numeric(
+            t("rope.ctl.cur"), 1, 64, 8, key="cur", marks=widgets.POWERS_OF_TWO, help=t("rope.ctl.cur.help")
         )
     with errors_shown("setting"):
-        current = int(original) * min(int(share), int(factor))
-        cmp = cache.call(rope_configs.compare_scalings, head_dim, base, float(factor), int(original), current)
+        current = original * min(share, factor)
+        cmp = cache.call(rope_configs.compare_scalings, head_dim, base, float(factor), original, current)
         labels = method_labels()
         pairs = range(cmp.original.size)
         series = {t("rope.method.none"): cmp.original_wavelength, **dict(zip(labels, cmp.wavelength, strict=True))}
         contexts = {
             t("rope.ext.orig", L=f"{original:,}"): original,
-            t("rope.ext.target", L=f"{int(factor) * int(original):,}"): int(factor) * int(original),
+            t("rope.ext.target", L=f"{factor * original:,}"): factor * original,
         }
         fig = cache.figure(
             rope_figures.wavelengths,
@@ -365,7 +356,7 @@ def extension(head_dim, base):
             },
             hide_index=True,
         )
-    dynamic_growth(int(factor), int(original), current)
+    dynamic_growth(factor, original, current)
 
 
 @st.fragment

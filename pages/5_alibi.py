@@ -236,12 +236,13 @@ def long_tab():
     unused_controls(t("param.seq_len"), t("param.head"), t("param.causal"), reason=t("alibi.unused.long"))
     with errors_shown("setting"):
         with controls():
-            train = st.select_slider(
+            train = widgets.numeric(
                 t("alibi.ctl.train"),
-                [16, 32, 64, 128, 256, 512, 1024, 2048, 4096],
+                16,
+                4096,
                 512,
                 key="train",
-                bind="query-params",
+                marks=widgets.POWERS_OF_TWO,
                 help=t("alibi.ctl.train.help"),
             )
         few = tuple(int(h) for h in posviz.evenly_spaced(n_heads, 8))

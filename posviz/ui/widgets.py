@@ -115,6 +115,10 @@ class Span:
         return kept, t(key, **fields, **({"limit": shown(self.tidy(limit))} if limit is not None else {}))
 
 
+#: Marks for a slider over lengths and factors (``numeric(..., marks=POWERS_OF_TWO)``): those within its range show.
+POWERS_OF_TWO = tuple(1 << k for k in range(31))
+
+
 @functools.cache
 def _log_grid(lo: float, hi: float, per_decade: int) -> tuple[int, ...]:
     """Log-spaced whole numbers from ``lo`` to ``hi``, two significant digits (1, 1.8, 3.2, 5.6 per decade)."""
@@ -141,23 +145,26 @@ def numeric(
     slider: bool = True,
     log: bool = False,
     per_decade: int = 4,
+    marks: tuple[float, ...] | None = None,
     help: str | None = None,
     disabled: bool = False,
 ):
     """A numeric control kept in the URL under ``key``: a number box, with a slider under it when ``slider`` (``log``:
-    over log-spaced values). Returns the value in use (an int when ``default`` is one).
+    over log-spaced values; ``marks``: over those values, e.g. the powers of two of a context length). The box takes
+    any value of the range, the slider offers a few. Returns the value in use (an int when ``default`` is one).
 
     ``step`` is the slider's step and the box's increment; ``grid`` the values allowed (multiples of it; default: the
-    step of a slider, 1 for a box of whole numbers, any value for a box of real numbers or a log slider).
+    step of a slider, 1 for a box of whole numbers, any value for a box of real numbers or a log or marked slider).
     """
     whole = isinstance(default, int) and not isinstance(default, bool)
+    stepped = slider and not log and marks is None
     if grid is None:
-        grid = (step or 1) if whole and slider and not log else (1 if whole else (step if slider and not log else None))
+        grid = (step or 1) if whole and stepped else (1 if whole else (step if stepped else None))
     span = Span(float(minimum), float(maximum), default, whole, grid)
-    with_slider = slider or log
+    with_slider = slider or log or marks is not None
     box = f"{key}{EXACT}" if with_slider else key
     drawn = st.session_state.setdefault(DRAWN, {})
-    signature = (span, step, log, per_decade)
+    signature = (span, step, log, per_decade, marks)
 
     message = None
     given = link.incoming(key)
@@ -181,8 +188,9 @@ def numeric(
     _box(label, box, step, disabled, help)  # the box carries the label: type an exact value here ...
     if with_slider:  # ... or drag the slider under it
         _put(key, value, force)
-        if log:
-            options = sorted({*_log_grid(span.lo, span.hi, per_decade), default, value})
+        if log or marks is not None:
+            offered = _log_grid(span.lo, span.hi, per_decade) if marks is None else marks
+            options = sorted({*(m for m in offered if span.lo <= m <= span.hi), default, value})
             st.select_slider(
                 label, options=options, key=key, format_func=plain, disabled=disabled, label_visibility="collapsed"
             )

@@ -325,6 +325,6 @@ def test_nonsense_in_the_url_falls_back():
     at = open_page("claims", query={"tab": "base", "ctx": "99999"})
     assert_clean(at)
     assert widget(at, "ctx").value == 2048
-    at = open_page("claims", query={"tab": "extrapolate", "train": "513"})
+    at = open_page("claims", query={"tab": "extrapolate", "train": "8193"})
     assert_clean(at)
     assert widget(at, "train").value == 512

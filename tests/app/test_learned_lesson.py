@@ -295,7 +295,7 @@ def test_tsne_of_a_long_table_places_512_evenly_spaced_positions():
 
 
 def test_nonsense_in_the_url_falls_back():
-    _, view = visit({"init": "session:nope", "proj": "umap", "stretch": "5", "tab": "nope"})
+    _, view = visit({"init": "session:nope", "proj": "umap", "stretch": "9", "tab": "nope"})
     assert_view_clean(view)
     assert {key: view.widgets[key] for key in ("init", "proj", "stretch")} == {
         "init": "random",

@@ -474,7 +474,7 @@ def test_nonsense_in_the_url_falls_back():
         "qk": "nope",
         "prf": "abc",
         "rope_layout": "diagonal",
-        "factor": "3",
+        "factor": "3.5",
         "preset": "gpt5",
         "decay_len": "-1",
     }
