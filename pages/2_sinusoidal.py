@@ -214,13 +214,15 @@ def projection_tab() -> None:
         sinlesson.sinusoidal_projection, n, d, method, PROJECTION_POSITIONS[method], base=base, layout=layout
     )
     show(
-        sinfig.positions_scatter(
-            coords,
+        figures.positions_path(
             shown,
+            coords,
             title=t(f"sinusoidal.proj.title.{method}"),
             x_title=t("sinusoidal.axis.c1"),
             y_title=t("sinusoidal.axis.c2"),
             colorbar_title=t("axis.position"),
+            height=520,
+            equal_axes=True,
         ),
         notice=t(f"sinusoidal.proj.notice.{method}"),
         key="projection",

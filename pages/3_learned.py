@@ -6,7 +6,6 @@ import streamlit as st
 import posviz
 from posviz import analysis, figures
 from posviz.encodings import learned
-from posviz.figures import learned as learned_figures
 from posviz.lessons import sinusoidal as sinlesson
 from posviz.ui import (
     SIMILARITY_POSITIONS,
@@ -172,7 +171,7 @@ def projection_tab() -> None:
     )
     where, coords = source(analysis.sampled_projection, PROJECTION_POSITIONS[method], method=method)
     show(
-        learned_figures.projection(
+        figures.positions_path(
             where,
             coords,
             title=t("learned.projection.title", method=t(f"learned.projection.{method}")),

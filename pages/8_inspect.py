@@ -10,7 +10,6 @@ from posviz import analysis, figures
 from posviz import checkpoint as ckpt
 from posviz.encodings import rope_configs
 from posviz.figures import inspect as inspect_figures
-from posviz.figures import learned as learned_figures
 from posviz.figures import rope as rope_figures
 from posviz.lessons import sinusoidal as sinlesson
 from posviz.pages import script
@@ -310,7 +309,7 @@ def projection_tab() -> None:
     where, coords = loaded(analysis.sampled_projection, PROJECTION_POSITIONS, method=method)
     n = loaded.table.shape[0]
     show(
-        learned_figures.projection(
+        figures.positions_path(
             where,
             coords,
             title=t("learned.projection.title", method=t(f"learned.projection.{method}")),

@@ -5,6 +5,30 @@ a page with figures of its own kind keeps their builders in a module named after
 rotation animation, say), built on ``base.style``.
 """
 
-from .base import EXACT_MAX_CELLS, FONT, MAX_SIDE, bars, block_mean, heatmap, hline, lines, style, vline
+from .base import (
+    EXACT_MAX_CELLS,
+    FONT,
+    MAX_SIDE,
+    bars,
+    block_mean,
+    heatmap,
+    hline,
+    lines,
+    positions_path,
+    style,
+    vline,
+)
 
-__all__ = ["EXACT_MAX_CELLS", "FONT", "MAX_SIDE", "bars", "block_mean", "heatmap", "hline", "lines", "style", "vline"]
+__all__ = [
+    "EXACT_MAX_CELLS",
+    "FONT",
+    "MAX_SIDE",
+    "bars",
+    "block_mean",
+    "heatmap",
+    "hline",
+    "lines",
+    "positions_path",
+    "style",
+    "vline",
+]

@@ -374,6 +374,51 @@ def hline(
     return fig
 
 
+def positions_path(
+    positions,
+    coords,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    colorbar_title: str,
+    height: int = 460,
+    equal_axes: bool = False,
+) -> go.Figure:
+    """One marker per position at its 2-D coordinates (a projection of a position table), coloured by the position
+    and joined in order by a faint line, so a smooth table draws a curve and a random one a cloud. ``equal_axes``
+    gives both axes the same scale (a PCA, whose distances mean something)."""
+    positions = np.asarray(positions, dtype=np.float64)
+    coords = np.asarray(coords, dtype=np.float64)
+    path = go.Scatter(
+        x=coords[:, 0],
+        y=coords[:, 1],
+        mode="lines",
+        line={"color": "rgba(120,120,120,0.35)", "width": 1},
+        hoverinfo="skip",
+        showlegend=False,
+    )
+    points = go.Scatter(
+        x=coords[:, 0],
+        y=coords[:, 1],
+        mode="markers",
+        marker={
+            "color": positions,
+            "colorscale": "Viridis",
+            "size": 6 if positions.size <= 512 else 4,
+            "showscale": True,
+            "colorbar": {"title": {"text": colorbar_title, "side": "right"}},
+        },
+        customdata=positions,
+        hovertemplate=f"{colorbar_title}: %{{customdata:.0f}}<extra></extra>",
+        showlegend=False,
+    )
+    fig = go.Figure([path, points])
+    if equal_axes:
+        fig.update_yaxes(scaleanchor="x", scaleratio=1)
+    return style(fig, title, x_title, y_title, height)
+
+
 def bars(
     labels, values, *, title: str, x_title: str, y_title: str, log_y: bool = False, height: int = 340
 ) -> go.Figure:

@@ -8,41 +8,6 @@ import plotly.graph_objects as go
 from .base import hline, style
 
 
-def projection(positions, coords, *, title: str, x_title: str, y_title: str, colorbar_title: str) -> go.Figure:
-    """One marker per position at its 2-D coordinates, coloured by the position and joined in order by a faint
-    line, so a smooth table draws a curve and a random one a cloud."""
-    positions = np.asarray(positions, dtype=np.float64)
-    coords = np.asarray(coords, dtype=np.float64)
-    fig = go.Figure(
-        [
-            go.Scatter(
-                x=coords[:, 0],
-                y=coords[:, 1],
-                mode="lines",
-                line={"color": "rgba(120,120,120,0.35)", "width": 1},
-                hoverinfo="skip",
-                showlegend=False,
-            ),
-            go.Scatter(
-                x=coords[:, 0],
-                y=coords[:, 1],
-                mode="markers",
-                marker={
-                    "color": positions,
-                    "colorscale": "Viridis",
-                    "size": 6,
-                    "showscale": True,
-                    "colorbar": {"title": {"text": colorbar_title, "side": "right"}},
-                },
-                customdata=positions,
-                hovertemplate=f"{colorbar_title}: %{{customdata:.0f}}<extra></extra>",
-                showlegend=False,
-            ),
-        ]
-    )
-    return style(fig, title, x_title, y_title, 460)
-
-
 def dominant_frequencies(
     dims,
     dominant,

@@ -164,41 +164,6 @@ def wavelengths(
     return style(fig, title, x_title, y_title, height)
 
 
-def positions_scatter(
-    coords, positions, *, title: str, x_title: str, y_title: str, colorbar_title: str, height: int = 520
-) -> go.Figure:
-    """2-D coordinates of the positions, joined in order and coloured by position."""
-    coords, positions = np.asarray(coords, dtype=np.float64), np.asarray(positions, dtype=np.float64)
-    fig = go.Figure(
-        go.Scatter(
-            x=coords[:, 0],
-            y=coords[:, 1],
-            mode="lines",
-            line={"color": "#bbb", "width": 1},
-            hoverinfo="skip",
-            showlegend=False,
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=coords[:, 0],
-            y=coords[:, 1],
-            mode="markers",
-            showlegend=False,
-            customdata=positions,
-            hovertemplate=f"{colorbar_title}: %{{customdata}}<extra></extra>",
-            marker={
-                "color": positions,
-                "colorscale": "Viridis",
-                "size": 6 if positions.size <= 512 else 4,
-                "colorbar": {"title": {"text": colorbar_title, "side": "right"}},
-            },
-        )
-    )
-    fig.update_yaxes(scaleanchor="x", scaleratio=1)
-    return style(fig, title, x_title, y_title, height)
-
-
 def permutation(order, *, title: str, x_title: str, y_title: str, height: int = 340) -> go.Figure:
     """Where each column of one layout comes from in the other: a dot at (j, order[j])."""
     order = np.asarray(order, dtype=np.float64)
