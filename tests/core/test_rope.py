@@ -189,18 +189,6 @@ YARN_CASES = [
 ]
 
 
-@pytest.mark.parametrize("head_dim,base,prf", HEADS)
-@pytest.mark.parametrize("params,max_pos", YARN_CASES)
-def test_yarn_matches_hf(head_dim, base, prf, params, max_pos):
-    check_against_hf(
-        head_dim,
-        base=base,
-        partial_rotary_factor=prf,
-        max_position_embeddings=max_pos,
-        scaling={"rope_type": "yarn", **params},
-    )
-
-
 def test_yarn_attention_factor_formulas():
     # default: 0.1 ln(factor) + 1 (Peng et al. 2023, eq. 22 with sqrt(1/t) = 0.1 ln(s) + 1)
     _, af = posviz.rope_inv_freq(
@@ -348,14 +336,20 @@ LLAMA3_CASES = [
 
 
 @pytest.mark.parametrize("head_dim,base,prf", HEADS)
-@pytest.mark.parametrize("params,max_pos", LLAMA3_CASES)
-def test_llama3_matches_hf(head_dim, base, prf, params, max_pos):
+@pytest.mark.parametrize(
+    "rope_type,params,max_pos",
+    [pytest.param("yarn", *case.values, id=f"yarn-{case.id}") for case in YARN_CASES]
+    + [pytest.param("llama3", *case.values, id=f"llama3-{case.id}") for case in LLAMA3_CASES],
+)
+def test_yarn_and_llama3_match_hf(head_dim, base, prf, rope_type, params, max_pos):
+    """The two scalings that read the original context (``original_max_position_embeddings`` or
+    ``max_position_embeddings``) with their parameters, on every head."""
     check_against_hf(
         head_dim,
         base=base,
         partial_rotary_factor=prf,
         max_position_embeddings=max_pos,
-        scaling={"rope_type": "llama3", **params},
+        scaling={"rope_type": rope_type, **params},
     )
 
 
