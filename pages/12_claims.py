@@ -159,11 +159,11 @@ def norm_tab() -> None:
         title=t("claims.norm.fig", d=d),
         x_title=t("axis.position"),
         y_title="‖PE(p)‖",
+        y_range=(0.0, found.numbers["claimed"] * 1.15),
     )
     claimfig.level(
         fig, found.numbers["claimed"], t("claims.norm.claimed", d=d, value=f"{found.numbers['claimed']:.3g}")
     )
-    fig.update_yaxes(range=[0, found.numbers["claimed"] * 1.15])
     show(fig, notice=t("claims.norm.notice"), key="norm", data=found.arrays, name="claim_row_norm")
     verdict("norm", found)
 
@@ -355,8 +355,8 @@ def oom_tab() -> None:
         title=t("claims.oom.fig", n=f"{n['n']:,}", d=n["d"]),
         x_title=t("claims.axis.tokens"),
         y_title=t("claims.axis.mib"),
+        from_zero=True,
     )
-    fig.update_yaxes(rangemode="tozero")
     claimfig.mark(fig, n["first_missing"], n["error"], side="left")
     show(fig, notice=t("claims.oom.notice"), key="oom", data=a, name="claim_past_table_end")
     verdict("oom", found)
@@ -593,8 +593,8 @@ def extrapolate_tab() -> None:
         title=t("claims.extrapolate.fig", train=f"{train:,}"),
         x_title=t("claims.axis.step"),
         y_title=t("claims.axis.unseen"),
+        y_range=(0.0, 1.0),
     )
-    fig.update_yaxes(range=[0, 1])
     claimfig.mark(fig, train, t("claims.extrapolate.train", train=f"{train:,}"))
     show(fig, notice=t("claims.extrapolate.notice"), key="extrapolate", data=a, name="claim_extrapolation")
     verdict("extrapolate", found)

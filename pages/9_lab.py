@@ -199,14 +199,15 @@ def tables_tab() -> None:
     names = list(learned)
     before = [learned[e].probe_before for e in names]
     after = [learned[e].probe_after for e in names]
-    fig = figures.bars(
-        names, before, title=t("lab.probe"), x_title=t("lab.axis.encoding"), y_title=t("learned.axis.probe")
-    )
-    fig.data[0].name = t("lab.probe.before")
-    fig.add_bar(x=names, y=after, name=t("lab.probe.after"))
     guess = analysis.constant_guess_error(learned[names[0]].config.seq_len)
-    figures.hline(fig, guess, t("lab.probe.guess", guess=guess), dash="dot")
-    fig.update_layout(barmode="group", showlegend=True)
+    fig = lab_figures.probe_bars(
+        names,
+        {t("lab.probe.before"): before, t("lab.probe.after"): after},
+        guess=(guess, t("lab.probe.guess", guess=guess)),
+        title=t("lab.probe"),
+        x_title=t("lab.axis.encoding"),
+        y_title=t("learned.axis.probe"),
+    )
     show(
         fig,
         notice=t("lab.probe.notice"),

@@ -239,11 +239,13 @@ def lines(
     log_y: bool = False,
     floor: tuple[float, str] | None = None,
     from_zero: bool = False,
+    y_range: tuple[float, float] | None = None,
     height: int = 380,
 ) -> go.Figure:
     """One line per entry of ``series`` (name -> y values) over the shared ``x``.
 
-    ``from_zero`` starts a linear y axis at 0 (an error plot: an error of 1e-16 lies on the zero line).
+    ``from_zero`` starts a linear y axis at 0 (an error plot: an error of 1e-16 lies on the zero line); ``y_range``
+    fixes the y axis (a share from 0 to 1, say).
 
     ``floor = (level, name)`` makes a log y axis that stops at ``level`` (an error plot): smaller values, and exact
     zeros, which a log axis would silently drop, are drawn on the floor, a dotted line named ``name``
@@ -261,6 +263,8 @@ def lines(
         add_floor(fig, x, ys, *floor)
     if from_zero:
         fig.update_yaxes(rangemode="tozero")
+    if y_range is not None:
+        fig.update_yaxes(range=list(y_range))
     return style(fig, title, x_title, y_title, height)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import animation_controls, lines, style, vline
+from .base import animation_controls, hline, lines, style, vline
 
 
 def similarity_animation(
@@ -68,3 +68,22 @@ def accuracy_by_length(
     fig.update_yaxes(range=[0, 1.05])
     fig.update_layout(legend={"orientation": "h", "y": -0.22})
     return fig
+
+
+def probe_bars(
+    encodings,
+    errors: dict[str, np.ndarray],
+    *,
+    guess: tuple[float, str],
+    title: str,
+    x_title: str,
+    y_title: str,
+    height: int = 340,
+) -> go.Figure:
+    """The position probe's error per encoding, one group of bars per encoding and one bar per entry of ``errors``
+    (name -> one error per encoding: before and after training), with a dotted line at ``guess = (level, name)``,
+    the error of always guessing the middle position."""
+    fig = go.Figure([go.Bar(x=list(encodings), y=np.asarray(y, dtype=np.float64), name=n) for n, y in errors.items()])
+    fig.update_layout(barmode="group", showlegend=True)
+    style(fig, title, x_title, y_title, height)
+    return hline(fig, guess[0], guess[1], dash="dot")

@@ -235,15 +235,20 @@ def test_start_shows_each_runs_place_and_progress_and_stop_ends_them():
     assert "Not trained yet" not in " ".join(i.value for i in at.info)  # they are queued, not missing
     assert [b.label for b in at.button] == [tr("en", "lab.stop")]
 
-    def training_step(at):
-        return next(((text, value) for text, value in bars(at).items() if re.fullmatch(pattern, text)), None)
+    prefix = tr("en", "lab.overall", done=0, total=3, share="@").split("@")[0]
 
-    text, value = poll(at, training_step)  # later runs of the session, as after a reconnect: still its runs
+    def timed_step(at):
+        """The running bar and the overall one, once the speed is measured (two reports of the run: until then
+        the overall bar says it is measuring)."""
+        shown = bars(at)
+        running = next(((text, value) for text, value in shown.items() if re.fullmatch(pattern, text)), None)
+        overall = [text for text in shown if text.startswith(prefix)]
+        return (running, overall[0]) if running and len(overall) == 1 and overall[0].endswith(" s left") else None
+
+    (text, value), overall_text = poll(at, timed_step)  # later runs of the session, as after a reconnect
     step = int(re.fullmatch(pattern, text).group(1))
     assert 0 < step < steps and value == int(step / steps * 100)
     assert [b.label for b in at.button] == [tr("en", "lab.stop")]
-    prefix = tr("en", "lab.overall", done=0, total=3, share="@").split("@")[0]
-    (overall_text,) = [t for t in bars(at) if t.startswith(prefix)]
     share = re.search(r"(\d+)% of all steps", overall_text).group(1)
     assert int(share) == round(step / (3 * steps) * 100)  # one run's steps out of all three runs'
     assert re.search(r"about (\d+ min )?\d+ s left$", overall_text)
