@@ -191,18 +191,15 @@ class Run:
 
 
 def reset_caches() -> None:
-    """Fresh process state for a cold run: posviz's cache, the heatmap previews and Streamlit's caches."""
+    """Fresh process state for a cold run: posviz's table cache and Streamlit's caches."""
     import streamlit as st
     from streamlit.logger import set_log_level
 
-    import posviz.ui
     from posviz.ui import cache
 
     set_log_level("error")  # clearing Streamlit's caches outside a script run warns on every call
 
-    cache.STORE.clear()
-    cache.FIGURE_STORE.clear()
-    posviz.ui._PREVIEWS.clear()
+    cache.TABLES.clear()
     st.cache_data.clear()
     st.cache_resource.clear()
     gc.collect()
@@ -488,7 +485,7 @@ def core_section() -> list[str]:
 
 def projections_section() -> list[str]:
     """PCA and t-SNE of a sinusoidal table of dimension 768: cold (also on one thread, which shows what the
-    other cores add), then through ``cache.analyse``."""
+    other cores add), then through ``cache.sampled_projection`` of the whole table."""
     from unittest import mock
 
     from threadpoolctl import threadpool_limits
@@ -510,9 +507,10 @@ def projections_section() -> list[str]:
             cpu = time.process_time() - cpu
             with threadpool_limits(1), mock.patch("os.cpu_count", return_value=1):  # BLAS, OpenMP, openTSNE
                 _, single = timed(lambda m=method, tb=table: posviz.project(tb, m))
-            cache.STORE.clear()
-            _, first = timed(lambda m=method, p=params: cache.analyse(posviz.project, "sinusoidal", p, method=m))
-            _, again = timed(lambda m=method, p=params: cache.analyse(posviz.project, "sinusoidal", p, method=m))
+            reset_caches()
+            ref = cache.Table.family("sinusoidal", params)
+            _, first = timed(lambda m=method, r=ref, k=n: cache.sampled_projection(r, k, method=m))
+            _, again = timed(lambda m=method, r=ref, k=n: cache.sampled_projection(r, k, method=m))
             target = method == "tsne" and n == 2048
             rows.append(
                 [
@@ -527,15 +525,14 @@ def projections_section() -> list[str]:
                     verdict(again, CACHED_SECONDS),
                 ]
             )
-    cache.STORE.clear()
-    cache.FIGURE_STORE.clear()
-    header = ["method", "table", "cold (s)", "CPU (s)", "one thread (s)", "< 5 s cold", "cache.analyse, first (s)"]
+    reset_caches()
+    header = ["method", "table", "cold (s)", "CPU (s)", "one thread (s)", "< 5 s cold", "cached, first (s)"]
     return [
         "## Projections of a sinusoidal table",
         "",
         "Cold: `posviz.project(table, method)` (CPU: of this process, all threads), and again on one thread "
-        "(`threadpool_limits(1)` and one core for openTSNE). Then `posviz.ui.cache.analyse(posviz.project, ...)` "
-        "on an empty cache (builds the table and projects it) and a second time (served from the cache).",
+        "(`threadpool_limits(1)` and one core for openTSNE). Then `posviz.ui.cache.sampled_projection` of all its "
+        "positions on an empty cache (builds the table and projects it) and a second time (served from the cache).",
         "",
         *markdown_table([*header, "cached (ms)", "cached < 10 ms"], rows),
         "",

@@ -6,7 +6,6 @@ import pandas as pd
 import streamlit as st
 
 import posviz
-from posviz.encodings import alibi, relative
 from posviz.figures import compare as cmpfig
 from posviz.figures.compare import Series
 from posviz.lessons import compare
@@ -153,12 +152,12 @@ def offset_tab() -> None:
         "shaw": {"seq_len": length},
         "xlnet": {"seq_len": min(length, XLNET_MAX), "seed": XLNET_SEED},
     }
-    curves = {key: cache.call(compare.offset_curve, key, sorted_params(s)) for key, s in settings.items()}
+    curves = {key: cache.offset_curve(key, sorted_params(s)) for key, s in settings.items()}
     rows = [(t(f"compare.y.{panel}"), [Series(k, name(k), *curves[k]) for k in keys]) for panel, keys in PANELS] + [
         (t("compare.y.visible"), [Series("xlnet", t("compare.term.xlnet.mask"), *curves["xlnet"])])
     ]
     show(
-        cache.figure(cmpfig.panels, rows, title=t("compare.offset", n=length), x_title=t("axis.relative")),
+        cache.panels_figure(rows, title=t("compare.offset", n=length), x_title=t("axis.relative")),
         notice=t("compare.offset.notice"),
         key="offset",
         data=by_offset({f"{key}_{compare.QUANTITY[key]}": curve for key, curve in curves.items()}),
@@ -194,7 +193,7 @@ def long_tab() -> None:
             )
     if longer <= train:
         st.info(t("compare.long.same", train=train, eval=longer))
-    curves = cache.call(compare.beyond_training, train, longer)
+    curves = cache.beyond_training(train, longer)
     rows = [
         (
             t("compare.y.unseen"),
@@ -205,8 +204,7 @@ def long_tab() -> None:
         (t("compare.y.bias"), [Series("t5", name("t5"), *curves["t5"])]),
     ]
     show(
-        cache.figure(
-            cmpfig.panels,
+        cache.panels_figure(
             rows,
             title=t("compare.long", train=train, eval=longer),
             x_title=t("compare.axis.step"),
@@ -220,12 +218,12 @@ def long_tab() -> None:
         name="compare_beyond_training",
     )
     last = longer - 1
-    t5 = cache.call(compare.t5_last_bucket_share, (train, longer))
+    t5 = cache.t5_last_bucket_share((train, longer))
     k = posviz.family("shaw").param("max_relative_position").default
-    shaw = cache.call(compare.shaw_clipped_share, (train, longer), k)
-    mass = cache.call(alibi.alibi_mass_beyond, 8, train, (longer,))[0, 0]
-    error = cache.call(compare.learned_past_end, train, longer)
-    t5_start = cache.call(relative.t5_last_bucket_start)  # the settings beyond_training reads T5 with
+    shaw = cache.shaw_clipped_share((train, longer), k)
+    mass = cache.alibi_mass_beyond(8, train, (longer,))[0, 0]
+    error = cache.learned_past_end(train, longer)
+    t5_start = cache.t5_last_bucket_start()  # the settings beyond_training reads T5 with
     lines = {
         "sinusoidal": t("compare.long.sinusoidal", p=last, share=f"{curves['sinusoidal'][1][-1]:.0%}"),
         "learned": t("compare.long.learned", error=error) if error else t("compare.long.learned.inside", p=last),
@@ -268,8 +266,8 @@ def cost_tab() -> None:
     buckets = posviz.family("t5").param("num_buckets").default
     k = posviz.family("shaw").param("max_relative_position").default
     kw = dict(d_model=d_model, n_heads=n_heads, n_layers=n_layers, num_buckets=buckets, k=k)
-    params = {key: cache.call(compare.parameter_count, key, CONTEXTS, **kw) for key in compare.COST_FAMILIES}
-    stored = {key: cache.call(compare.stored_floats, key, CONTEXTS, **kw) for key in compare.COST_FAMILIES}
+    params = {key: cache.parameter_count(key, CONTEXTS, **kw) for key in compare.COST_FAMILIES}
+    stored = {key: cache.stored_floats(key, CONTEXTS, **kw) for key in compare.COST_FAMILIES}
     learned_keys = [key for key in compare.COST_FAMILIES if params[key].any()]
     zero = ", ".join(name(key) for key in compare.COST_FAMILIES if key not in learned_keys)
     rows = [
@@ -286,8 +284,7 @@ def cost_tab() -> None:
         ),
     ]
     show(
-        cache.figure(
-            cmpfig.panels,
+        cache.panels_figure(
             rows,
             title=t("compare.cost", d=d_model, h=n_heads, layers=n_layers),
             x_title=t("compare.axis.context"),
@@ -370,7 +367,7 @@ def side_tab() -> None:
     for column, side in zip(columns, ("a", "b"), strict=True):
         key, settings = chosen[side]
         with column, errors_shown("setting"):
-            matrix = cache.family_matrix(key, sorted_params(settings))
+            matrix = cache.family_table(key, sorted_params(settings))
             show(
                 heatmap(
                     matrix,
@@ -385,7 +382,7 @@ def side_tab() -> None:
                 data=matrix,
                 name=f"compare_{side}_{key}",
             )
-            curves[side] = cache.call(compare.offset_curve, key, sorted_params(settings))
+            curves[side] = cache.offset_curve(key, sorted_params(settings))
     if len(curves) < 2:
         return
     series = {

@@ -6,7 +6,7 @@ import tomllib
 import streamlit as st
 
 import posviz
-from posviz.encodings import alibi, learned
+from posviz.encodings import alibi
 from posviz.figures import pitfalls as pfig
 from posviz.lessons import pitfalls, precision
 from posviz.ui import (
@@ -66,7 +66,7 @@ def error_box(label: str, message: str) -> None:
 
 
 def table_heatmap(kind: str, title: str, key: str) -> None:
-    table = cache.call(pitfalls.table, kind, n, d, base=base)
+    table = cache.pitfall_table(kind, n, d, base=base)
     show(
         heatmap(table, title=title, x_title=t("axis.dimension"), y_title=t("axis.position"), colorbar_title="PE"),
         notice=t(f"pitfalls.{key}.notice"),
@@ -91,12 +91,9 @@ def exponent_tab() -> None:
         table_heatmap("correct", t("pitfalls.exponent.correct"), "table_ok")
     with buggy_column:
         table_heatmap(variant, t(f"pitfalls.exponent.buggy.{variant}"), "table_bug")
-    motion = {
-        kind: cache.call(pitfalls.signature, "column_motion", kind, n, d, base=base) for kind in ("correct", variant)
-    }
+    motion = {kind: cache.column_motion(kind, n, d, base=base) for kind in ("correct", variant)}
     show(
-        cache.figure(
-            pfig.versus,
+        cache.versus_figure(
             range(d),
             (t("pitfalls.correct"), motion["correct"]),
             (t(f"pitfalls.variant.{variant}"), motion[variant]),
@@ -111,10 +108,9 @@ def exponent_tab() -> None:
     )
     if d < 2:
         return
-    radius = {kind: cache.call(pitfalls.signature, "pair_radius_error", kind, n, d, base=base) for kind in motion}
+    radius = {kind: cache.pair_radius_error(kind, n, d, base=base) for kind in motion}
     show(
-        cache.figure(
-            pfig.versus,
+        cache.versus_figure(
             range(d // 2),
             (t("pitfalls.correct"), radius["correct"]),
             (t(f"pitfalls.variant.{variant}"), radius[variant]),
@@ -148,7 +144,7 @@ def axes_tab() -> None:
     columns = versions(correct=CODE["axes.fix"], buggy=CODE["axes.bug"])
     m = min(n, PAIRWISE)
     for column, kind in zip(columns, ("correct", "swapped"), strict=True):
-        similarity = cache.call(pitfalls.signature, "similarity", kind, m, d, base=base)
+        similarity = cache.pitfall_similarity(kind, m, d, base=base)
         with column:
             show(
                 similarity_heatmap(similarity, range(m), m, title=t(f"pitfalls.axes.{kind}")),
@@ -161,11 +157,8 @@ def axes_tab() -> None:
         if n == d:
             st.info(t("pitfalls.axes.silent", n=n))
         else:
-            error_box(t("pitfalls.axes.error", n=n, d=d), cache.call(pitfalls.torch_add_error, (n, d), (d, n)))
-    spread = {
-        kind: cache.call(pitfalls.signature, "offset_dependence", kind, m, d, base=base)
-        for kind in ("correct", "swapped")
-    }
+            error_box(t("pitfalls.axes.error", n=n, d=d), cache.torch_add_error((n, d), (d, n)))
+    spread = {kind: cache.offset_dependence(kind, m, d, base=base) for kind in ("correct", "swapped")}
     show(
         pfig.versus(
             range(m),
@@ -200,7 +193,7 @@ def zero_tab() -> None:
     if m < 2:
         st.warning(t("pitfalls.zero.one"))
         return
-    nearest = {kind: cache.call(pitfalls.signature, "nearest_distance", kind, m, d) for kind in ("random", "zero")}
+    nearest = {kind: cache.nearest_distance(kind, m, d) for kind in ("random", "zero")}
     show(
         pfig.versus(
             range(m),
@@ -225,8 +218,7 @@ def scale_tab() -> None:
     st.markdown(t("pitfalls.scale.what"))
     columns = versions(correct=CODE["scale.fix"], buggy=CODE["scale.bug"])
     results = {
-        scaled: cache.call(pitfalls.mix_signature, d, MIX_TOKENS, MIX_POSITIONS, scaled=scaled, base=base)
-        for scaled in (True, False)
+        scaled: cache.mix_signature(d, MIX_TOKENS, MIX_POSITIONS, scaled=scaled, base=base) for scaled in (True, False)
     }
     for column, scaled in zip(columns, (True, False), strict=True):
         similarity, same_position, same_token, ratio = results[scaled]
@@ -258,7 +250,7 @@ def scale_tab() -> None:
     st.markdown(t("pitfalls.scale.inputs", tokens=MIX_TOKENS, positions=MIX_POSITIONS))
     st.subheader(t("pitfalls.combine.header"))
     versions(correct=CODE["scale.fix"], buggy=CODE["multiply"])
-    lost = {how: cache.call(pitfalls.lost_dimensions, n, d, combine=how, base=base) for how in pitfalls.COMBINES}
+    lost = {how: cache.lost_dimensions(n, d, combine=how, base=base) for how in pitfalls.COMBINES}
     show(
         pfig.versus(
             range(n),
@@ -275,7 +267,7 @@ def scale_tab() -> None:
     )
     st.markdown(t("pitfalls.combine.concat"))
     st.code(CODE["concat"], language="python", wrap_lines=True)
-    error_box(t("pitfalls.combine.concat.error", d=d), cache.call(pitfalls.concat_error, DUMMY_SEQUENCE, d))
+    error_box(t("pitfalls.combine.concat.error", d=d), cache.concat_error(DUMMY_SEQUENCE, d))
     st.success(t("pitfalls.scale.fix"))
 
 
@@ -295,7 +287,7 @@ def shape_tab() -> None:
     if d_tok == d_pos:
         st.info(t("pitfalls.shape.same", d=d_tok))
     else:
-        message = cache.call(pitfalls.torch_add_error, (DUMMY_SEQUENCE, d_tok), (DUMMY_SEQUENCE, d_pos))
+        message = cache.torch_add_error((DUMMY_SEQUENCE, d_tok), (DUMMY_SEQUENCE, d_pos))
         error_box(t("pitfalls.shape.error", n=DUMMY_SEQUENCE, a=d_tok, b=d_pos), message)
     st.success(t("pitfalls.shape.fix"))
 
@@ -309,13 +301,13 @@ def rope_tab() -> None:
             t("pitfalls.ctl.odd"), 1, posviz.MAX_DIM, 65, key="odd", slider=False, help=t("pitfalls.ctl.odd.help")
         )
     if odd % 2:
-        error_box(t("pitfalls.rope.torch", d=odd), cache.call(pitfalls.rope_odd_error, odd, base=base))
+        error_box(t("pitfalls.rope.torch", d=odd), cache.rope_odd_error(odd, base=base))
         refusal = pitfalls.rope_odd_config_error(odd)
         if refusal:
             error_box(t("pitfalls.rope.transformers", d=odd), refusal)
         else:
             st.info(t("pitfalls.rope.transformers.tiny", d=odd))
-        error_box(t("pitfalls.rope.posviz"), cache.call(pitfalls.rope_odd_reason, odd))
+        error_box(t("pitfalls.rope.posviz"), cache.rope_odd_reason(odd))
     else:
         st.info(t("pitfalls.rope.even", d=odd))
     st.subheader(t("pitfalls.rope.pairing.header"))
@@ -326,7 +318,7 @@ def rope_tab() -> None:
             t("pitfalls.ctl.hd"), 2, 256, 64, key="hd", step=2, slider=True, help=t("pitfalls.ctl.hd.help")
         )
     versions(correct=CODE["rope.fix"], buggy=CODE["rope.bug"])
-    offsets, trained, inference = cache.call(pitfalls.pairing_scores, head_dim, n, base=base)
+    offsets, trained, inference = cache.pairing_scores(head_dim, n, base=base)
     show(
         pfig.versus(
             offsets,
@@ -354,8 +346,8 @@ def alibi_tab() -> None:
             t("pitfalls.ctl.heads"), 1, 64, 12, key="heads", slider=True, help=t("pitfalls.ctl.heads.help")
         )
     versions(correct=CODE["alibi.fix"], buggy=CODE["alibi.bug"])
-    paper = cache.call(posviz.alibi_slopes, heads)
-    naive = cache.call(pitfalls.naive_alibi_slopes, heads)
+    paper = cache.alibi_slopes(heads)
+    naive = cache.naive_alibi_slopes(heads)
     show(
         pfig.versus_bars(
             range(1, heads + 1),
@@ -371,7 +363,7 @@ def alibi_tab() -> None:
         data={"head": range(1, heads + 1), "paper": paper, "naive": naive},
         name="pitfalls_alibi_slopes",
     )
-    error = cache.call(pitfalls.slope_error, heads)
+    error = cache.slope_error(heads)
     c = int((alibi.alibi_slope_origin(heads) == 0).sum())
     key = "pitfalls.alibi.power" if c == heads else "pitfalls.alibi.signature"
     st.markdown(t(key, n=heads, c=c, worst=f"{error.max():.2f}", wrong=int((error > 1e-12).sum())))
@@ -406,8 +398,8 @@ def index_tab() -> None:
     if position < rows:
         st.info(t("pitfalls.index.inside", pos=position, rows=rows))
     else:
-        error_box(t("pitfalls.index.torch"), cache.call(pitfalls.past_end_error, rows, position))
-        error_box(t("pitfalls.index.posviz"), cache.call(learned.lookup_error, rows, position))
+        error_box(t("pitfalls.index.torch"), cache.past_end_error(rows, position))
+        error_box(t("pitfalls.index.posviz"), cache.lookup_error(rows, position))
     st.success(t("pitfalls.index.fix"))
 
 
@@ -426,10 +418,9 @@ def float16_tab() -> None:
             help=t("pitfalls.ctl.span.help"),
         )
     versions(correct=CODE["float16.fix"], buggy=CODE["float16.bug"])
-    positions, err16, err32 = cache.call(pitfalls.position_rounding, span)
+    positions, err16, err32 = cache.position_rounding(span)
     show(
-        cache.figure(
-            pfig.versus,
+        cache.versus_figure(
             positions,
             ("float32", err32),
             ("float16", err16),
@@ -443,11 +434,10 @@ def float16_tab() -> None:
         data={"position": positions, "float32": err32, "float16": err16},
         name="pitfalls_position_rounding",
     )
-    errors = cache.call(precision.pair_errors_by_dtype, span, d, base=base, dtypes=("float16", "float32"))
+    errors = cache.pair_errors_by_dtype(span, d, base=base, dtypes=("float16", "float32"))
     (sampled, _, worst16), (_, _, worst32) = errors["float16"], errors["float32"]
     show(
-        cache.figure(
-            pfig.versus,
+        cache.versus_figure(
             sampled,
             ("float32", worst32),
             ("float16", worst16),
@@ -465,8 +455,8 @@ def float16_tab() -> None:
         t(
             "pitfalls.float16.signature",
             span=f"{span:,}",
-            merged16=f"{cache.call(pitfalls.merged_neighbours, span, 'float16'):,}",
-            merged32=f"{cache.call(pitfalls.merged_neighbours, span, 'float32'):,}",
+            merged16=f"{cache.merged_neighbours(span, 'float16'):,}",
+            merged32=f"{cache.merged_neighbours(span, 'float32'):,}",
             first=f"{precision.first_merged_position('float16'):,}",
         )
     )

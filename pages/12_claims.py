@@ -20,7 +20,7 @@ ERROR_FLOOR = 1e-12
 
 
 def evidence(claim_id: str, **params) -> claims.Evidence:
-    return cache.call(claims.check, claim_id, **params)
+    return cache.check(claim_id, **params)
 
 
 def formatted(values: dict) -> dict:
@@ -128,8 +128,7 @@ def exponent_tab() -> None:
     found = evidence("exponent", d_model=d)
     a = found.arrays
     show(
-        cache.figure(
-            figures.lines,
+        cache.lines_figure(
             a["pair"],
             {
                 t("claims.exponent.correct"): a["wavelength_correct"],

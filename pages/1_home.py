@@ -5,7 +5,6 @@ import pandas as pd
 import streamlit as st
 
 import posviz
-from posviz.figures import home as homefig
 from posviz.lessons import attention_demo as demo
 from posviz.pages import script
 from posviz.ui import cache, controls, current_language, errors_shown, intro, show, t, widgets
@@ -78,7 +77,7 @@ def sentence_controls() -> tuple[str, int, bool, bool, bool]:
 
 
 def shuffle_section(sentence: str, seed: int, positions: bool, causal: bool, back: bool) -> None:
-    result = cache.call(demo.shuffle_demo, sentence, seed, positions=positions, causal=causal)
+    result = cache.shuffle_demo(sentence, seed, positions=positions, causal=causal)
     if result.truncated:
         st.info(t("home.demo.truncated", total=result.n_found, shown=len(result.tokens)))
     st.markdown(t("home.demo.orders", original=chips(result.tokens), shuffled=chips(result.shuffled_tokens)))
@@ -88,8 +87,7 @@ def shuffle_section(sentence: str, seed: int, positions: bool, causal: bool, bac
     )
     panels = (t("home.attention.written"), t("home.attention.sorted" if back else "home.attention.shuffled"))
     show(
-        cache.figure(
-            homefig.attention_pair,
+        cache.attention_pair_figure(
             result.weights,
             right,
             result.tokens,
@@ -113,8 +111,7 @@ def shuffle_section(sentence: str, seed: int, positions: bool, causal: bool, bac
     )
     names = (t("home.distance.bar"), t("home.distance.norm"))
     show(
-        cache.figure(
-            homefig.token_bars,
+        cache.token_bars_figure(
             result.tokens,
             result.distance,
             result.output_norm,

@@ -3,11 +3,9 @@
 import streamlit as st
 
 import posviz
-from posviz import analysis, figures
-from posviz.encodings import sinusoidal as sin
+from posviz import figures
 from posviz.figures import sinusoidal as sinfig
 from posviz.lessons import precision
-from posviz.lessons import sinusoidal as sinlesson
 from posviz.ui import (
     SIMILARITY_POSITIONS,
     block_means_heatmap,
@@ -49,15 +47,13 @@ params = (("base", base), ("d_model", d), ("layout", layout), ("n_positions", n)
 def table_tab() -> None:
     labels = {"title": t("sinusoidal.table"), "x_title": t("axis.dimension"), "y_title": t("axis.position")}
     if n * d <= MAX_CSV_CELLS:
-        data = cache.family_matrix(FAMILY.key, params)
+        data = cache.family_table(FAMILY.key, params)
         fig = heatmap(data, colorbar_title="PE", **labels)
     else:  # shown and exported as block means, here from their closed form: the table (1 GiB at most) is not built
-        data = cache.call(sinlesson.sinusoidal_block_means, n, d, base=base, layout=layout, max_side=figures.MAX_SIDE)
+        data = cache.sinusoidal_block_means(n, d, base=base, layout=layout, max_side=figures.MAX_SIDE)
         fig = block_means_heatmap(data, (n, d), colorbar_title="PE", **labels)
     show(fig, notice=t("sinusoidal.table.notice"), key="table", data=data, name="sinusoidal_table")
-    positions, similarity = cache.call(
-        sinlesson.sinusoidal_similarity, n, d, SIMILARITY_POSITIONS, base=base, layout=layout
-    )
+    positions, similarity = cache.sinusoidal_similarity(n, d, SIMILARITY_POSITIONS, base=base, layout=layout)
     show(
         similarity_heatmap(similarity, positions, n),
         notice=t("sinusoidal.similarity.notice"),
@@ -71,10 +67,9 @@ def table_tab() -> None:
 
 def distance_tab() -> None:
     st.latex(r"PE(i)\cdot PE(j) = \sum_{k} \cos\big((i-j)\,\omega_k\big)")
-    offsets, dot, cosine = cache.call(sinlesson.sinusoidal_offset_profile, n, d, base=base, layout=layout)
+    offsets, dot, cosine = cache.sinusoidal_offset_profile(n, d, base=base, layout=layout)
     show(
-        cache.figure(
-            sinfig.dual_lines,
+        cache.dual_lines_figure(
             offsets,
             (t("sinusoidal.offset.dot"), dot),
             (t("sinusoidal.offset.cos"), cosine),
@@ -86,12 +81,11 @@ def distance_tab() -> None:
         data={"offset": offsets, "mean_dot": dot, "mean_cosine": cosine},
         name="sinusoidal_offset_profile",
     )
-    lags, dot_spread, cos_spread = cache.call(sinlesson.sinusoidal_lag_spread, n, d, base=base, layout=layout)
+    lags, dot_spread, cos_spread = cache.sinusoidal_lag_spread(n, d, base=base, layout=layout)
     random_params = (("d_model", d), ("init", "random"), ("n_positions", len(lags) + 2), ("seed", 0), ("std", 0.02))
-    _, _, random_spread = cache.analyse(analysis.lag_spread, "learned", random_params)
+    _, _, random_spread = cache.lag_spread(cache.Table.family("learned", random_params))
     show(
-        cache.figure(
-            sinfig.log_lines,
+        cache.log_lines_figure(
             lags,
             {
                 t("sinusoidal.spread.dot"): dot_spread,
@@ -131,7 +125,7 @@ def shift_tab() -> None:
     if d % 2:
         st.warning(t("sinusoidal.shift.odd", d=d))
     else:
-        shift = cache.call(posviz.shift_matrix, d, k, base=base, layout=layout)
+        shift = cache.shift_matrix(d, k, base=base, layout=layout)
         show(
             heatmap(
                 shift,
@@ -147,7 +141,7 @@ def shift_tab() -> None:
             data=shift,
             name=f"sinusoidal_shift_k{k}",
         )
-        residual, used = cache.call(sinlesson.sampled_shift_residual, n, d, k, base=base, layout=layout)
+        residual, used = cache.sampled_shift_residual(n, d, k, base=base, layout=layout)
         if used < n - k:
             st.markdown(t("sinusoidal.shift.residual.sampled", k=k, shown=used, n=n - k, residual=f"{residual:.1e}"))
         else:
@@ -157,11 +151,10 @@ def shift_tab() -> None:
 def frequencies_tab() -> None:
     unused_controls(t("param.layout"), reason=t("sinusoidal.unused.frequencies"))
     st.latex(r"\lambda_i = \frac{2\pi}{\omega_i} = 2\pi\cdot\text{base}^{2i/d} \in [2\pi,\ 2\pi\cdot\text{base})")
-    wavelength = cache.call(sin.sinusoidal_wavelengths, d, base=base)
-    slow = cache.call(sinlesson.slow_pairs, d, n, base=base)
+    wavelength = cache.sinusoidal_wavelengths(d, base=base)
+    slow = cache.slow_pairs(d, n, base=base)
     show(
-        cache.figure(
-            sinfig.wavelengths,
+        cache.sinusoidal_wavelengths_figure(
             wavelength,
             slow,
             n,
@@ -179,13 +172,12 @@ def frequencies_tab() -> None:
     )
     st.markdown(t("sinusoidal.wavelength.count", slow=int(slow.sum()), pairs=len(slow), n=n))
     bases = tuple(dict.fromkeys((*REFERENCE_BASES, base)))
-    offsets, similarity = cache.call(sinlesson.origin_similarity, n, d, bases)
+    offsets, similarity = cache.origin_similarity(n, d, bases)
     names = [t("sinusoidal.base.line", base=f"{b:,.0f}") for b in bases]
     if base not in REFERENCE_BASES:
         names[-1] = t("sinusoidal.base.chosen", base=f"{base:,.0f}")
     show(
-        cache.figure(
-            sinfig.log_lines,
+        cache.log_lines_figure(
             offsets,
             dict(zip(names, similarity, strict=True)),
             title=t("sinusoidal.base"),
@@ -210,9 +202,7 @@ def projection_tab() -> None:
         horizontal=True,
         help=t("sinusoidal.ctl.proj.help"),
     )
-    shown, coords = cache.call(
-        sinlesson.sinusoidal_projection, n, d, method, PROJECTION_POSITIONS[method], base=base, layout=layout
-    )
+    shown, coords = cache.sinusoidal_projection(n, d, method, PROJECTION_POSITIONS[method], base=base, layout=layout)
     show(
         figures.positions_path(
             shown,
@@ -245,9 +235,8 @@ def extrapolation_tab() -> None:
             slider=False,
             help=t("sinusoidal.ctl.train.help"),
         )
-    positions, share, excess = cache.call(sinlesson.sinusoidal_beyond_training, n, d, train, base=base, layout=layout)
-    fig = cache.figure(
-        sinfig.lines_shaded_from,
+    positions, share, excess = cache.sinusoidal_beyond_training(n, d, train, base=base, layout=layout)
+    fig = cache.lines_shaded_from_figure(
         positions,
         {t("sinusoidal.extra.share"): share},
         train,  # the positions from the training length on, if the table has any
@@ -265,8 +254,7 @@ def extrapolation_tab() -> None:
         name="sinusoidal_beyond_training",
     )
     show(
-        cache.figure(
-            figures.bars,
+        cache.bars_figure(
             range(d),
             excess,
             title=t("sinusoidal.excess", train=train),
@@ -286,7 +274,7 @@ def extrapolation_tab() -> None:
 
 def layout_tab() -> None:
     unused_controls(t("param.n_positions"), t("param.base"), t("param.layout"), reason=t("sinusoidal.unused.layout"))
-    order = cache.call(sin.layout_permutation, d)
+    order = cache.layout_permutation(d)
     show(
         sinfig.permutation(
             order,
@@ -325,7 +313,7 @@ def precision_tab() -> None:
             horizontal=True,
             help=t("sinusoidal.ctl.dtype.help"),
         )
-    results = cache.call(precision.pair_errors_by_dtype, span, d, base=base)
+    results = cache.pair_errors_by_dtype(span, d, base=base)
     sampled, errors, _ = results[dtype]
     step = (span - 1) / max(len(sampled) - 1, 1) if len(sampled) < span else 1.0
     show(
@@ -399,8 +387,8 @@ def precision_tab() -> None:
 
 def norms_tab() -> None:
     st.latex(r"\|PE(p)\|^2 = \sum_{i} \big(\sin^2 p\,\omega_i + \cos^2 p\,\omega_i\big) = \frac{d}{2}")
-    positions, measured = cache.call(sinlesson.sinusoidal_row_norms, n, d, base=base, layout=layout)
-    closed = cache.call(sinlesson.sinusoidal_row_norm, n, d, base=base)[positions]
+    positions, measured = cache.sinusoidal_row_norms(n, d, base=base, layout=layout)
+    closed = cache.sinusoidal_row_norm(n, d, base=base)[positions]
     fig = sinfig.overlaid_lines(
         positions,
         {t("sinusoidal.norms.measured"): measured, t("sinusoidal.norms.closed"): closed},

@@ -6,7 +6,6 @@ import streamlit as st
 import posviz
 from posviz import analysis, figures
 from posviz.encodings import learned
-from posviz.lessons import sinusoidal as sinlesson
 from posviz.ui import (
     SIMILARITY_POSITIONS,
     block_means_heatmap,
@@ -34,21 +33,24 @@ PROBE_POSITIONS = 1024
 
 
 class Source:
-    """The chosen table and a cached way to analyse it: by registry parameters, or by content hash. A registry
-    table is built on first use only (a tab that does not read it never pays for up to 1 GiB), and a random one
-    is analysed as a ``learned.RandomTable``, which draws only the rows or columns an analysis reads."""
+    """The chosen table, and ``ref``, what the cached analyses take for it: a ``learned.RandomTable`` for a random
+    one (it draws only the rows or columns an analysis reads), a ``cache.Table`` named by the registry parameters
+    (built on first use only: a tab that does not read it never pays for up to 1 GiB) or by the table's content."""
 
     def __init__(self, code: str, params: tuple | None, table=None):
         self.code, self.params, self._table = code, params, table
-        self.digest = None if params is not None else analysis.table_digest(table)
-        self.drawn = None
+        self.ref: cache.AnyTable
         if code == "random":
             kw = dict(params)
-            self.drawn = learned.RandomTable(kw["n_positions"], kw["d_model"], std=kw["std"], seed=kw["seed"])
+            self.ref = learned.RandomTable(kw["n_positions"], kw["d_model"], std=kw["std"], seed=kw["seed"])
+        elif params is not None:
+            self.ref = cache.Table.family(FAMILY.key, params)
+        else:
+            self.ref = cache.Table.content(table)
 
     @property
     def table(self):
-        return self._table if self.params is None else cache.family_matrix(FAMILY.key, self.params)
+        return self._table if self.params is None else cache.family_table(FAMILY.key, self.params)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -56,13 +58,6 @@ class Source:
             return self._table.shape
         params = dict(self.params)
         return params["n_positions"], params["d_model"]
-
-    def __call__(self, func, *args, **kwargs):
-        if self.drawn is not None:
-            return cache.call(func, self.drawn, *args, **kwargs)
-        if self.params is not None:
-            return cache.analyse(func, FAMILY.key, self.params, *args, **kwargs)
-        return cache.on_table(func, self.digest, self.table, *args, **kwargs)
 
 
 def registry_params(n, d, init, std, seed) -> tuple:
@@ -108,13 +103,13 @@ with errors_shown("setting"):
     if registry:
         source = Source(code, registry_params(n, d, code, std, seed))
     elif code == "example":
-        source = Source(code, None, cache.call(learned.example_table))
+        source = Source(code, None, cache.example_table())
     else:
         source = Source(code, None, sessions[code.removeprefix(SESSION)])
     n_rows, width = source.shape
     kind = code if registry else "trained"
     if code == "example":
-        made = cache.call(learned.example_provenance)
+        made = cache.example_provenance()
         st.caption(
             t(
                 "learned.example.provenance",
@@ -134,10 +129,10 @@ def table_tab() -> None:
     grid = kind == "random" and max(n_rows, width) > figures.MAX_SIDE
     notice = t(f"learned.table.notice.{kind}")
     if closed_form:  # sin_init(n, d) is sinusoidal(n, d): its block means in closed form, the table never held
-        data = cache.call(sinlesson.sinusoidal_block_means, n_rows, width, max_side=figures.MAX_SIDE)
+        data = cache.sinusoidal_block_means(n_rows, width, max_side=figures.MAX_SIDE)
         fig = block_means_heatmap(data, (n_rows, width), colorbar_title="PE", **labels)
     elif grid:  # real entries of a large random table on a grid of rows and columns, only those rows drawn
-        positions, dims, data = source(learned.RandomTable.grid, figures.MAX_SIDE)
+        positions, dims, data = cache.random_grid(source.ref, figures.MAX_SIDE)
         spacing = {"dy": (n_rows - 1) / max(positions.size - 1, 1), "dx": (width - 1) / max(dims.size - 1, 1)}
         fig = heatmap(data, colorbar_title="PE", **labels, **spacing)
         notice += " " + t("learned.table.grid", rows=positions.size, n=n_rows, cols=dims.size, d=width)
@@ -146,9 +141,9 @@ def table_tab() -> None:
         fig = heatmap(data, colorbar_title="PE", **labels)
     show(fig, notice=notice, key="table", data=data, name="learned_table")
     if closed_form:
-        positions, sim = cache.call(sinlesson.sinusoidal_similarity, n_rows, width, SIMILARITY_POSITIONS)
+        positions, sim = cache.sinusoidal_similarity(n_rows, width, SIMILARITY_POSITIONS)
     else:
-        positions, sim = source(analysis.sampled_similarity, SIMILARITY_POSITIONS)
+        positions, sim = cache.sampled_similarity(source.ref, SIMILARITY_POSITIONS)
     show(
         similarity_heatmap(sim, positions, n_rows),
         notice=t(f"learned.similarity.notice.{kind}"),
@@ -169,7 +164,7 @@ def projection_tab() -> None:
         format_func=lambda m: t(f"learned.projection.{m}"),
         horizontal=True,
     )
-    where, coords = source(analysis.sampled_projection, PROJECTION_POSITIONS[method], method=method)
+    where, coords = cache.sampled_projection(source.ref, PROJECTION_POSITIONS[method], method=method)
     show(
         figures.positions_path(
             where,
@@ -195,10 +190,10 @@ def spectrum_tab() -> None:
         r"\, e^{-\mathrm{i}\omega p}\Big|^2,\qquad \omega_{\min} = 2\pi / n"
     )
     if kind == "sinusoidal":  # the spectrum of sin_init(n, d) from its analysed columns alone
-        spectrum, sinusoidal = cache.call(sinlesson.sinusoidal_spectrum, n_rows, width), None
+        spectrum, sinusoidal = cache.sinusoidal_spectrum(n_rows, width), None
     else:
-        spectrum = source(analysis.position_spectrum)
-        sinusoidal = cache.call(sinlesson.sinusoidal_spectrum, n_rows, width).mean_power
+        spectrum = cache.position_spectrum(source.ref)
+        sinusoidal = cache.sinusoidal_spectrum(n_rows, width).mean_power
     spectrum_views(
         spectrum,
         width,
@@ -212,7 +207,7 @@ def spectrum_tab() -> None:
 def probe_chart(probes: dict, n: int, d: int, *, title: str, notice: str, key: str) -> None:
     """The probe errors of tables of n rows and d columns, beside always guessing the middle; at most
     PROBE_POSITIONS evenly spaced positions are read, and the notice says so when that is fewer than n."""
-    guess = cache.call(analysis.constant_guess_error, n)
+    guess = cache.constant_guess_error(n)
     names, values = [*probes, t("learned.probe.guess")], [*probes.values(), guess]
     if n > PROBE_POSITIONS:
         notice += " " + t("learned.probe.sampled", shown=len(analysis.evenly_spaced(n, PROBE_POSITIONS)), n=n)
@@ -230,8 +225,8 @@ def initial_probes(n: int, d: int) -> dict:
     each computed from its sampled rows only."""
     random = Source("random", registry_params(n, d, "random", std, seed))
     return {
-        t("option.random"): random(analysis.sampled_position_probe, PROBE_POSITIONS),
-        t("option.sinusoidal"): cache.call(sinlesson.sinusoidal_position_probe, n, d, PROBE_POSITIONS),
+        t("option.random"): cache.sampled_position_probe(random.ref, PROBE_POSITIONS),
+        t("option.sinusoidal"): cache.sinusoidal_position_probe(n, d, PROBE_POSITIONS),
     }
 
 
@@ -257,11 +252,11 @@ def probe_tab() -> None:
             notice=t("learned.probe.notice.init"),
             key="probe",
         )
-        trained = Source("example", None, cache.call(learned.example_table))
+        trained = Source("example", None, cache.example_table())
     else:
         trained = source
     tn, td = trained.shape
-    probes = {**initial_probes(tn, td), label(trained.code): trained(analysis.sampled_position_probe, PROBE_POSITIONS)}
+    probes = {**initial_probes(tn, td), label(trained.code): cache.sampled_position_probe(trained.ref, PROBE_POSITIONS)}
     if not registry:
         probe_metrics(probes)
     probe_chart(
@@ -282,12 +277,12 @@ def past_tab() -> None:
     c1, c2 = st.columns(2)
     with c1:
         st.markdown(t("learned.past.torch", n=n_rows, position=n_rows))
-        st.code(cache.call(learned.torch_lookup_error, n_rows, n_rows), language=None, wrap_lines=True)
+        st.code(cache.torch_lookup_error(n_rows, n_rows), language=None, wrap_lines=True)
     with c2:
         st.markdown(t("learned.past.posviz"))
-        st.code(cache.call(learned.lookup_error, n_rows, n_rows), language=None, wrap_lines=True)
+        st.code(cache.lookup_error(n_rows, n_rows), language=None, wrap_lines=True)
     for method in learned.EXTENSIONS:
-        where, sim = source(learned.extended_similarity, longer, method, SIMILARITY_POSITIONS)
+        where, sim = cache.extended_similarity(source.ref, longer, method, SIMILARITY_POSITIONS)
         show(
             similarity_heatmap(
                 sim, where, longer, title=t(f"learned.past.{method}", n=n_rows, longer=longer, last=longer - 1)

@@ -5,7 +5,6 @@ import streamlit as st
 
 import posviz
 from posviz.encodings import rope, rope_configs
-from posviz.figures import bars
 from posviz.figures import rope as rope_figures
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
 
@@ -18,7 +17,7 @@ CHECK_POSITIONS = 8
 
 def angle_table(n, head_dim, base):
     params = (("base", base), ("head_dim", head_dim), ("n_positions", n))
-    table = cache.family_matrix(FAMILY.key, params)
+    table = cache.family_table(FAMILY.key, params)
     show(
         heatmap(
             table,
@@ -49,19 +48,16 @@ def animation(head_dim, base):
             t("rope.ctl.anim_pairs"), 2, 6, 4, key="anim_pairs", slider=True, help=t("rope.ctl.anim_pairs.help")
         )
     with errors_shown("setting"):
-        inv, _ = cache.call(rope.rope_inv_freq, head_dim, base=base)
-        pairs = cache.call(posviz.evenly_spaced, inv.size, count)
-        positions = cache.call(posviz.evenly_spaced, length, length)
-        trajectory = cache.call(
-            rope.rope_pair_trajectory, (1.0,) * head_dim, tuple(positions), tuple(inv), tuple(pairs)
-        )
+        inv, _ = cache.rope_inv_freq(head_dim, base=base)
+        pairs = posviz.evenly_spaced(inv.size, count)
+        positions = posviz.evenly_spaced(length, length)
+        trajectory = cache.rope_pair_trajectory((1.0,) * head_dim, positions, inv, pairs)
         turns = rope.rope_wavelength(inv[pairs])
         titles = [
             t("rope.anim.pair", i=int(i), theta=f"{inv[i]:.3g}", turn=f"{w:,.1f}" if w < 100 else f"{w:,.0f}")
             for i, w in zip(pairs, turns, strict=True)
         ]
-        fig = cache.figure(  # 64 frames take a fifth of a second to build: once per view
-            rope_figures.rotation_animation,
+        fig = cache.rotation_animation_figure(
             trajectory,
             positions,
             titles,
@@ -110,9 +106,9 @@ def scores(n, head_dim, base):
         )
     seed = None if qk == "ones" else int(seed)
     with errors_shown("setting"):
-        matrix = cache.call(posviz.rope_score_matrix, n, head_dim, base=base, seed=seed)
+        matrix = cache.rope_score_matrix(n, head_dim, base=base, seed=seed)
         k = min(n, SHIFT_POSITIONS)
-        plain, shifted, diff = cache.call(rope.rope_shifted_scores, k, head_dim, shift, base=base, seed=seed)
+        plain, shifted, diff = cache.rope_shifted_scores(k, head_dim, shift, base=base, seed=seed)
         # one colour scale for the three maps of this tab: -1 .. 1 for q = k = ones (S is a mean of cosines)
         reach = 1.0 if seed is None else rope_figures.symmetric_reach(matrix, plain, shifted)
         show(
@@ -130,8 +126,7 @@ def scores(n, head_dim, base):
             data=matrix,
             name="rope-scores",
         )
-        fig = cache.figure(
-            rope_figures.heatmap_pair,
+        fig = cache.heatmap_pair_figure(
             plain,
             shifted,
             subtitles=(t("rope.shift.left"), t("rope.shift.right", s=shift)),
@@ -167,12 +162,9 @@ def decay(head_dim, base):
     with errors_shown("setting"):
         curves = {}
         for b in dict.fromkeys((*DECAY_BASES, base)):
-            distances, bound, envelope = cache.call(
-                rope.rope_decay_profile, int(reach), head_dim, base=b, points=DECAY_POINTS
-            )
+            distances, bound, envelope = cache.rope_decay_profile(int(reach), head_dim, base=b, points=DECAY_POINTS)
             curves[t("rope.decay.base", base=f"{b:,.0f}")] = (bound, envelope)
-        fig = cache.figure(
-            rope_figures.decay_bounds,
+        fig = cache.decay_bounds_figure(
             distances,
             curves,
             title=t("rope.decay", d=head_dim),
@@ -193,12 +185,10 @@ def layouts(base):
         t("rope.ctl.perm_d"), 2, 32, 8, key="perm_d", step=2, slider=True, help=t("rope.ctl.perm_d.help")
     )
     with errors_shown("setting"):
-        perm = cache.call(rope.interleaved_to_half, d)
-        inter, half = cache.call(rope.layout_pair_index, d)
+        perm = cache.interleaved_to_half(d)
+        inter, half = cache.layout_pair_index(d)
         rows = [t("rope.layouts.row.interleaved"), t("rope.layouts.row.half"), t("rope.layouts.row.perm")]
-        fig = cache.figure(
-            rope_figures.index_map, [inter, half, perm], rows, title=t("rope.layouts"), x_title=t("axis.dimension")
-        )
+        fig = cache.index_map_figure([inter, half, perm], rows, title=t("rope.layouts"), x_title=t("axis.dimension"))
         show(
             fig,
             notice=t("rope.layouts.notice"),
@@ -206,9 +196,8 @@ def layouts(base):
             data={"dimension": range(d), "pair_interleaved": inter, "pair_half": half, "p": perm},
             name="rope-layouts",
         )
-        a, b, diff = cache.call(rope.rope_layout_check, d, CHECK_POSITIONS, base=base)
-        fig = cache.figure(
-            rope_figures.heatmap_pair,
+        a, b, diff = cache.rope_layout_check(d, CHECK_POSITIONS, base=base)
+        fig = cache.heatmap_pair_figure(
             a,
             b,
             subtitles=(t("rope.check.left"), t("rope.check.right")),
@@ -247,7 +236,7 @@ def partial(n, head_dim, base):
             format_func={o: t(f"rope.layout.{o}") for o in rope.LAYOUTS}.get,
         )
     with errors_shown("setting"):
-        table, rotates = cache.call(rope.partial_rotary_table, n, head_dim, round(prf, 2), base=base, layout=layout)
+        table, rotates = cache.partial_rotary_table(n, head_dim, round(prf, 2), base=base, layout=layout)
         fig = heatmap(
             table,
             title=t("rope.partial", r=int(rotates.sum()), d=head_dim),
@@ -286,7 +275,7 @@ def extension(head_dim, base):
         )
     with errors_shown("setting"):
         current = original * min(share, factor)
-        cmp = cache.call(rope_configs.compare_scalings, head_dim, base, float(factor), original, current)
+        cmp = cache.compare_scalings(head_dim, base, float(factor), original, current)
         labels = method_labels()
         pairs = range(cmp.original.size)
         series = {t("rope.method.none"): cmp.original_wavelength, **dict(zip(labels, cmp.wavelength, strict=True))}
@@ -294,8 +283,7 @@ def extension(head_dim, base):
             t("rope.ext.orig", L=f"{original:,}"): original,
             t("rope.ext.target", L=f"{factor * original:,}"): factor * original,
         }
-        fig = cache.figure(
-            rope_figures.wavelengths,
+        fig = cache.rope_wavelengths_figure(
             pairs,
             series,
             contexts,
@@ -311,8 +299,7 @@ def extension(head_dim, base):
             name="rope-extension-wavelengths",
         )
         class_labels = [t(f"rope.class.{c}") for c in rope.PAIR_CLASSES]
-        fig = cache.figure(
-            rope_figures.class_map,
+        fig = cache.class_map_figure(
             cmp.classes,
             cmp.ratio,
             labels,
@@ -332,8 +319,7 @@ def extension(head_dim, base):
             },
             name="rope-extension-classes",
         )
-        fig = cache.figure(
-            bars,
+        fig = cache.bars_figure(
             labels,
             cmp.attention_factor,
             title=t("rope.ext.attention"),
@@ -370,14 +356,12 @@ def dynamic_growth(factor: int, original: int, current: int):
     )
     st.markdown(t("rope.ext.dynamic.text", s=factor, overshoot=f"{factor * factor - factor + 1:,}"))
     with errors_shown("setting"):
-        lengths = cache.call(posviz.evenly_spaced, factor * original + 1, 257)[1:]  # 1 .. s L tokens
-        read = tuple(int(length) for length in lengths)
+        lengths = posviz.evenly_spaced(factor * original + 1, 257)[1:]  # 1 .. s L tokens
         series = {
-            t("rope.ext.dynamic.factor", f=f): cache.call(rope.dynamic_ntk_scale, read, float(f), original)
+            t("rope.ext.dynamic.factor", f=f): cache.dynamic_ntk_scale(lengths, float(f), original)
             for f in dict.fromkeys((1, 2, factor))
         }
-        fig = cache.figure(
-            rope_figures.scale_growth,
+        fig = cache.scale_growth_figure(
             lengths,
             series,
             {t("rope.ext.dynamic.target", s=factor): float(factor)},
@@ -421,7 +405,7 @@ def config_explorer():
     else:
         st.query_params["cfg"] = text
     with errors_shown("config"):
-        found = cache.call(rope_configs.config_frequencies, text)
+        found = cache.config_frequencies(text)
         config = found.config
         original, longest = config.original_max_position_embeddings, config.target_context
         st.markdown(
@@ -499,7 +483,7 @@ with controls():
         base = widgets.log_number(FAMILY.param("base"), key="base")
 valid = False
 with errors_shown("setting"):
-    cache.call(rope.rope_inv_freq, head_dim, base=base)
+    cache.rope_inv_freq(head_dim, base=base)
     valid = True
 DRAW = {
     "rotation": rotation_tab,

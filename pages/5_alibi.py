@@ -5,7 +5,6 @@ import streamlit as st
 
 import posviz
 from posviz import figures
-from posviz.encodings import alibi
 from posviz.figures import alibi as alibi_figures
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
 
@@ -37,8 +36,7 @@ def agreeing_heads(agree) -> str:
 def bias_tab():
     """Every head's slope, and the bias matrix of the chosen head."""
     show(
-        cache.figure(
-            alibi_figures.slopes_by_origin,
+        cache.slopes_by_origin_figure(
             tuple(str(h) for h in range(n_heads)),
             slopes,
             origin,
@@ -54,7 +52,7 @@ def bias_tab():
     )
 
     params = (("causal", causal), ("head", head), ("n_heads", n_heads), ("seq_len", seq_len))
-    bias = cache.family_matrix(FAMILY.key, params)
+    bias = cache.family_table(FAMILY.key, params)
     show(
         heatmap(
             bias,
@@ -82,7 +80,7 @@ def origin_tab():
             r"m_h = 2^{-8h/c}\ (h = 1..c),\qquad m_{c+t+1} = 2^{-8(2t+1)/(2c)}\ (t = 0..n-c-1),"
             r"\qquad c = 2^{\lfloor \log_2 n \rfloor}"
         )
-        ladder, use = cache.call(alibi.alibi_slope_ladder, n_heads)
+        ladder, use = cache.alibi_slope_ladder(n_heads)
         closest = len(use) // 2
         show(
             alibi_figures.slope_ladder(
@@ -115,8 +113,8 @@ def article_tab():
         )
         series, rows = {}, []
         for n in CHECKED_HEAD_COUNTS:
-            paper, article = cache.call(posviz.alibi_slopes, n), cache.call(alibi.article_slopes, n)
-            agree = cache.call(alibi.article_slopes_agree, n)
+            paper, article = cache.alibi_slopes(n), cache.article_slopes(n)
+            agree = cache.article_slopes_agree(n)
             series[t("alibi.article.heads", n=n)] = (paper, article)
             rows.append(
                 {
@@ -193,9 +191,9 @@ def row_tab():
             r"a_h(j) = \frac{e^{\,s_j - m_h (i-j)}}{\sum_{k \le i} e^{\,s_k - m_h (i-k)}},\qquad"
             r"\frac{a_h(j)}{a_h(i)} = e^{-m_h (i-j)}\ \text{(equal scores)}"
         )
-        shown = tuple(int(h) for h in posviz.evenly_spaced(n_heads, 4))
-        with_bias, without = cache.call(
-            alibi.alibi_attention_row, n_heads, query, heads=shown, seed=None if scores == "equal" else int(seed)
+        shown = posviz.evenly_spaced(n_heads, 4)
+        with_bias, without = cache.alibi_attention_row(
+            n_heads, query, heads=shown, seed=None if scores == "equal" else int(seed)
         )
         names = _head_names(shown, slopes)
         lines = {t("alibi.row.no_bias"): without} | {names[h]: with_bias[k] for k, h in enumerate(shown)}
@@ -212,7 +210,7 @@ def row_tab():
             data={"key_position": range(query + 1)} | lines,
             name=f"alibi-softmax-row{query}",
         )
-        span = cache.call(alibi.alibi_span, n_heads, 0.01)
+        span = cache.alibi_span(n_heads, 0.01)
         st.latex(r"d_h = \frac{\ln 100}{m_h} \approx \frac{4.6}{m_h}")
         show(
             figures.bars(
@@ -247,11 +245,10 @@ def long_tab():
             )
         few = tuple(int(h) for h in posviz.evenly_spaced(n_heads, 8))
         names = _head_names(few, slopes)
-        far = cache.call(alibi.alibi_distance_bias, n_heads, 4 * train)
+        far = cache.alibi_distance_bias(n_heads, 4 * train)
         distance_lines = {names[h]: far[h] for h in few}
         show(
-            cache.figure(
-                alibi_figures.lines_with_marker,
+            cache.lines_with_marker_figure(
                 range(4 * train + 1),
                 distance_lines,
                 marker=train,
@@ -265,8 +262,8 @@ def long_tab():
             data={"distance": range(4 * train + 1)} | distance_lines,
             name="alibi-bias-by-distance",
         )
-        lengths = tuple(int(n) for n in posviz.evenly_spaced(8 * train + 1, 65)[1:])
-        mass = cache.call(alibi.alibi_mass_beyond, n_heads, train, lengths)
+        lengths = posviz.evenly_spaced(8 * train + 1, 65)[1:]
+        mass = cache.alibi_mass_beyond(n_heads, train, lengths)
         mass_lines = {names[h]: 100.0 * mass[h] for h in few}
         show(
             alibi_figures.lines_with_marker(
@@ -297,8 +294,8 @@ with errors_shown("setting"):
             head = widgets.number(FAMILY.param("head"), key="head", maximum=n_heads - 1) if n_heads > 1 else 0
         with c4:
             causal = widgets.toggle(FAMILY.param("causal"), key="causal")
-    slopes = cache.call(posviz.alibi_slopes, n_heads)
-    origin = cache.call(alibi.alibi_slope_origin, n_heads)
+    slopes = cache.alibi_slopes(n_heads)
+    origin = cache.alibi_slope_origin(n_heads)
     c = int((origin == 0).sum())  # the largest power of two <= n_heads: the heads whose slopes are those of c heads
     origin_names = tuple(t(f"alibi.origin.{use}", c=c, c2=2 * c) for use in ("c", "extra", "unused"))
     DRAW = {"bias": bias_tab, "origin": origin_tab, "article": article_tab, "row": row_tab, "long": long_tab}

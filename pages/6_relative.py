@@ -4,10 +4,8 @@ import numpy as np
 import streamlit as st
 
 import posviz
-from posviz import figures
 from posviz.encodings import relative
 from posviz.figures import alibi as line_figures
-from posviz.figures import relative as relative_figures
 from posviz.ui import cache, controls, heatmap, intro, lazy_tabs, session_tables, show, t, widgets
 
 SHAW, T5 = posviz.family("shaw"), posviz.family("t5")
@@ -32,7 +30,7 @@ def shaw_tab() -> None:
         with c2:
             clip = widgets.number(SHAW.param("max_relative_position"), key="shaw_k", maximum=128)
     st.latex(r"a_{ij} = \operatorname{clip}(j - i,\,-k,\,k) + k \in \{0, \dots, 2k\}")
-    index = cache.family_matrix(SHAW.key, (("max_relative_position", clip), ("seq_len", length)))
+    index = cache.family_table(SHAW.key, (("max_relative_position", clip), ("seq_len", length)))
     show(
         heatmap(
             index,
@@ -49,10 +47,9 @@ def shaw_tab() -> None:
         name="shaw-index",
     )
     lengths = tuple(range(1, max(4 * clip, 2 * length) + 1))
-    distinct = cache.call(relative.shaw_distinct_count, lengths, clip)
+    distinct = cache.shaw_distinct_count(lengths, clip)
     show(
-        cache.figure(
-            line_figures.lines_with_marker,
+        cache.lines_with_marker_figure(
             lengths,
             {t("relative.shaw.distinct.y"): distinct},
             marker=clip + 1,
@@ -82,7 +79,7 @@ def t5_tab() -> None:
             bidirectional = widgets.toggle(T5.param("bidirectional"), key="t5_bidirectional")
     kwargs = {"bidirectional": bidirectional, "num_buckets": buckets, "max_distance": max_distance}
     params = tuple(sorted(kwargs.items())) + (("seq_len", length),)
-    matrix = cache.family_matrix(T5.key, tuple(sorted(params)))
+    matrix = cache.family_table(T5.key, tuple(sorted(params)))
     show(
         heatmap(
             matrix,
@@ -113,16 +110,15 @@ def t5_tab() -> None:
         )
     )
     offsets = tuple(range(-2 * max_distance, 2 * max_distance + 1))
-    curve = cache.call(posviz.t5_relative_bucket, offsets, **kwargs)
-    last_start = cache.call(relative.t5_last_bucket_start, **kwargs)
+    curve = cache.t5_relative_bucket(offsets, **kwargs)
+    last_start = cache.t5_last_bucket_start(**kwargs)
     regions = {
         "exact": t("relative.t5.region.exact", n=max_exact),
         "log": t("relative.t5.region.log", n=max_exact, s=last_start),
         "flat": t("relative.t5.region.flat", s=last_start),
     }
     show(
-        cache.figure(
-            relative_figures.bucket_curve,
+        cache.bucket_curve_figure(
             offsets,
             curve,
             max_exact=max_exact,
@@ -143,10 +139,9 @@ def t5_tab() -> None:
         data={"relative_position": offsets, "bucket": curve},
         name="t5-bucket-curve",
     )
-    sizes = cache.call(relative.t5_bucket_sizes, **kwargs)
+    sizes = cache.t5_bucket_sizes(**kwargs)
     show(
-        cache.figure(
-            figures.bars,
+        cache.bars_figure(
             tuple(str(b) for b in range(buckets)),
             sizes,
             title=t("relative.t5.sizes", d=max_distance),
@@ -158,7 +153,7 @@ def t5_tab() -> None:
         data={"bucket": range(buckets), "relative_positions": sizes},
         name="t5-bucket-sizes",
     )
-    unused = cache.call(relative.t5_unused_buckets, **kwargs)
+    unused = cache.t5_unused_buckets(**kwargs)
     listed = ", ".join(str(b) for b in unused)
     if bidirectional:
         st.info(t("relative.t5.unused.bidirectional", b=buckets // 2, listed=listed or "—"))
@@ -169,7 +164,7 @@ def t5_tab() -> None:
     learned = _learned_t5_table()
     if learned is None:
         st.info(t("relative.t5.bias.none"))
-        table_name, table = t("relative.t5.bias.synthetic_name"), cache.call(relative.t5_synthetic_bias_table, buckets)
+        table_name, table = t("relative.t5.bias.synthetic_name"), cache.t5_synthetic_bias_table(buckets)
         title = t("relative.t5.bias.synthetic", b=buckets)
     else:
         table_name, table = learned
@@ -177,7 +172,7 @@ def t5_tab() -> None:
         st.caption(t("relative.t5.bias.learned.note", b=table.shape[0], d=max_distance))
     bias = relative.t5_bias_curve(table, offsets, bidirectional=bidirectional, max_distance=max_distance)
     table_kwargs = kwargs | {"num_buckets": table.shape[0]}
-    flat_from = last_start if table.shape[0] == buckets else cache.call(relative.t5_last_bucket_start, **table_kwargs)
+    flat_from = last_start if table.shape[0] == buckets else cache.t5_last_bucket_start(**table_kwargs)
     heads = {t("relative.t5.bias.head", h=h): bias[h] for h in range(bias.shape[0])}
     show(
         line_figures.lines_with_marker(

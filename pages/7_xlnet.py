@@ -5,7 +5,6 @@ import streamlit as st
 
 import posviz
 from posviz.encodings import xlnet
-from posviz.figures import xlnet as xlnet_figures
 from posviz.ui import cache, controls, errors_shown, intro, show, t, widgets
 
 FAMILY = posviz.family("xlnet")
@@ -31,8 +30,7 @@ def _listed(tokens, words) -> str:
 
 def _mask(mask, title_key, notice_key, colorscale, token, words, key):
     show(
-        cache.figure(
-            xlnet_figures.mask_heatmap,
+        cache.mask_heatmap_figure(
             mask,
             tuple(words),
             token,
@@ -73,13 +71,13 @@ with controls():
 # with a typed order, the order is all the page reads: length and seed are not used
 with errors_shown("order" if typed.strip() else "setting"):
     if typed.strip():
-        order = cache.call(xlnet.parse_order, typed, MAX_TOKENS)
+        order = cache.parse_order(typed, MAX_TOKENS)
         st.caption(t("xlnet.typed", n=len(order)))
     else:
-        order = cache.call(posviz.factorisation_order, length, seed)
+        order = cache.factorisation_order(length, seed)
     st.markdown(t("xlnet.order", order=" → ".join(str(i) for i in order)))
     words = _words(len(order))
-    targets = cache.call(xlnet.prediction_targets, tuple(order.tolist()))
+    targets = cache.prediction_targets(order)
     st.markdown(
         t(
             "xlnet.targets",
@@ -89,7 +87,7 @@ with errors_shown("order" if typed.strip() else "setting"):
             listed=_listed(targets, words),
         )
     )
-    rank = cache.call(posviz.factorisation_rank, tuple(order.tolist()))
+    rank = cache.factorisation_rank(order)
 
     if isinstance(st.session_state.get("tok"), int) and st.session_state["tok"] >= len(order):
         st.session_state["tok"] = len(order) - 1
@@ -101,14 +99,14 @@ with errors_shown("order" if typed.strip() else "setting"):
         bind="query-params",
         help=t("xlnet.ctl.token.help"),
     )
-    content, query = cache.call(posviz.xlnet_masks, tuple(order.tolist()))
+    content, query = cache.xlnet_masks(order)
     left, right = st.columns(2)
     with left:
         _mask(content, "xlnet.content", "xlnet.content.notice", "Blues", token, words, "content")
     with right:
         _mask(query, "xlnet.query", "xlnet.query.notice", "Oranges", token, words, "query")
 
-    sees_content, sees_query = cache.call(xlnet.visible_tokens, tuple(order.tolist()), token)
+    sees_content, sees_query = cache.visible_tokens(order, token)
     word = words[token]
     st.markdown(t("xlnet.for_token", word=word, token=token, rank=int(rank[token]), others=len(order) - 1))
     st.markdown(t("xlnet.content_sees", word=word, listed=_listed(sees_content, words)))
@@ -120,8 +118,7 @@ with errors_shown("order" if typed.strip() else "setting"):
     )
 
     show(
-        cache.figure(
-            xlnet_figures.rank_bars,
+        cache.rank_bars_figure(
             tuple(f"{i} {w}" for i, w in enumerate(words)),
             rank,
             targets=targets,

@@ -5,13 +5,11 @@ import json
 import pandas as pd
 import streamlit as st
 
-import posviz
 from posviz import analysis, figures
 from posviz import checkpoint as ckpt
 from posviz.encodings import rope_configs
 from posviz.figures import inspect as inspect_figures
 from posviz.figures import rope as rope_figures
-from posviz.lessons import sinusoidal as sinlesson
 from posviz.pages import script
 from posviz.ui import (
     SIMILARITY_POSITIONS,
@@ -42,14 +40,16 @@ class Loaded:
     def __init__(self, digest: str, found: ckpt.PositionTable, name: str):
         self.found, self.name = found, name
         self.table = found.table
-        self.digest = f"{digest}:{found.key}"
-
-    def __call__(self, func, *args, **kwargs):
-        return cache.on_table(func, self.digest, self.table, *args, **kwargs)
+        self.ref = cache.Table.content(found.table, digest=f"{digest}:{found.key}")
 
     @property
     def label(self) -> str:
         return f"{self.name} · {self.found.key}"
+
+    @property
+    def sinusoidal(self) -> cache.Table:
+        """The sinusoidal table of the same shape, as the cached analyses take it."""
+        return cache.Table.family("sinusoidal", self.sinusoidal_params)
 
     @property
     def sinusoidal_params(self) -> tuple:
@@ -105,7 +105,7 @@ def load(chosen: tuple, *, key_widget: str | None) -> Loaded | None:
     A RoPE model has no table: its frequencies are shown instead (and None is returned)."""
     source, name, _ = chosen
     digest = ckpt.fingerprint(source)
-    candidates = cache.candidates(source, digest, name=name)
+    candidates = cache.candidates(digest, source, name=name)
     try:
         _, found = cache.checkpoint(source, name=name)
     except ckpt.RopeModel as exc:
@@ -154,7 +154,7 @@ def rope_model(exc: ckpt.RopeModel) -> None:
     """A RoPE model: no table to inspect, but its config decides every pair's frequency; show them."""
     st.info(t("inspect.rope"))
     fields = rope_configs.rope_fields(exc.config)
-    found = cache.call(rope_configs.config_frequencies, json.dumps(fields, sort_keys=True))
+    found = cache.config_frequencies(json.dumps(fields, sort_keys=True))
     pairs = range(found.plain.size)
     original = found.config.original_max_position_embeddings
     contexts = {t("rope.ext.orig", L=f"{original:,}"): original} if original else {}
@@ -252,12 +252,12 @@ def table_tab() -> None:
     if found.offset:
         fig = inspect_figures.mark_rows(fig, found.offset, t("inspect.offset.mark", offset=found.offset))
     show(fig, notice=notice("inspect.table.notice"), key="table", data=found.matrix, name="checkpoint_table")
-    norms = loaded(posviz.row_norms)
+    norms = cache.row_norms(loaded.ref)
     n, d = loaded.table.shape
     show(
         figures.lines(
             range(n),
-            {loaded.name: norms, t("inspect.sinusoidal"): cache.call(sinlesson.sinusoidal_row_norm, n, d)},
+            {loaded.name: norms, t("inspect.sinusoidal"): cache.sinusoidal_row_norm(n, d)},
             title=t("inspect.norms"),
             x_title=t("axis.position"),
             y_title="‖PE(p)‖",
@@ -271,7 +271,7 @@ def table_tab() -> None:
 
 def similarity_tab() -> None:
     """Cosine similarity of the positions, and its mean against the offset beside the sinusoidal table's."""
-    positions, sim = loaded(analysis.sampled_similarity, SIMILARITY_POSITIONS)
+    positions, sim = cache.sampled_similarity(loaded.ref, SIMILARITY_POSITIONS)
     n = loaded.table.shape[0]
     show(
         similarity_heatmap(sim, positions, n),
@@ -280,8 +280,10 @@ def similarity_tab() -> None:
         data=sim,
         name="checkpoint_similarity",
     )
-    offsets, _, cosine = loaded(analysis.strided_offset_profile)  # the same shape, so the same offsets as the reference
-    _, _, ref_cosine = cache.analyse(analysis.strided_offset_profile, "sinusoidal", loaded.sinusoidal_params)
+    offsets, _, cosine = cache.strided_offset_profile(
+        loaded.ref
+    )  # the same shape, so the same offsets as the reference
+    _, _, ref_cosine = cache.strided_offset_profile(loaded.sinusoidal)
     show(
         figures.lines(
             offsets,
@@ -306,7 +308,7 @@ def projection_tab() -> None:
         format_func=lambda m: t(f"learned.projection.{m}"),
         horizontal=True,
     )
-    where, coords = loaded(analysis.sampled_projection, PROJECTION_POSITIONS, method=method)
+    where, coords = cache.sampled_projection(loaded.ref, PROJECTION_POSITIONS, method=method)
     n = loaded.table.shape[0]
     show(
         figures.positions_path(
@@ -328,12 +330,12 @@ def projection_tab() -> None:
 def spectrum_tab() -> None:
     n, d = loaded.table.shape
     spectrum_views(
-        loaded(analysis.position_spectrum),
+        cache.position_spectrum(loaded.ref),
         d,
         table_name=loaded.name,
         notice=notice("inspect.spectrum.notice"),
         stem="checkpoint",
-        reference_power=cache.call(sinlesson.sinusoidal_spectrum, n, d).mean_power,
+        reference_power=cache.sinusoidal_spectrum(n, d).mean_power,
     )
 
 
@@ -343,12 +345,10 @@ def probe_tab() -> None:
     probes = {
         loaded.name: reading.probe
         if reading is not None and reading.probe is not None
-        else loaded(analysis.sampled_position_probe, PROBE_POSITIONS),
-        t("inspect.sinusoidal"): cache.analyse(
-            analysis.sampled_position_probe, "sinusoidal", loaded.sinusoidal_params, PROBE_POSITIONS
-        ),
-        t("option.random"): cache.analyse(analysis.sampled_position_probe, "learned", random_params, PROBE_POSITIONS),
-        t("learned.probe.guess"): cache.call(analysis.constant_guess_error, n),
+        else cache.sampled_position_probe(loaded.ref, PROBE_POSITIONS),
+        t("inspect.sinusoidal"): cache.sampled_position_probe(loaded.sinusoidal, PROBE_POSITIONS),
+        t("option.random"): cache.sampled_position_probe(cache.Table.family("learned", random_params), PROBE_POSITIONS),
+        t("learned.probe.guess"): cache.constant_guess_error(n),
     }
     show(
         figures.bars(
@@ -367,10 +367,10 @@ def probe_tab() -> None:
 
 def sinusoidal_tab() -> None:
     """The loaded table and the sinusoidal table of the same shape, side by side."""
-    reference = cache.family_matrix("sinusoidal", loaded.sinusoidal_params)
+    reference = cache.family_table("sinusoidal", loaded.sinusoidal_params)
     n, d = loaded.table.shape
-    _, ref_sim = cache.similarity("sinusoidal", loaded.sinusoidal_params, SIMILARITY_POSITIONS)
-    positions, sim = loaded(analysis.sampled_similarity, SIMILARITY_POSITIONS)
+    _, ref_sim = cache.sampled_similarity(loaded.sinusoidal, SIMILARITY_POSITIONS)
+    positions, sim = cache.sampled_similarity(loaded.ref, SIMILARITY_POSITIONS)
     left, right = st.columns(2)
     for column, name, table, similarity, key in (
         (left, loaded.name, loaded.table, sim, "side_table"),
@@ -417,7 +417,7 @@ def compare_tab() -> None:
     profiles = {}
     probes = {}
     for column, item, key in zip(columns, (loaded, other), ("a", "b"), strict=True):
-        positions, sim = item(analysis.sampled_similarity, SIMILARITY_POSITIONS)
+        positions, sim = cache.sampled_similarity(item.ref, SIMILARITY_POSITIONS)
         with column:
             show(
                 similarity_heatmap(sim, positions, item.table.shape[0], title=item.label),
@@ -425,9 +425,9 @@ def compare_tab() -> None:
                 data=sim,
                 name=f"compare_{key}_similarity",
             )
-        offsets, _, cosine = item(analysis.strided_offset_profile)
+        offsets, _, cosine = cache.strided_offset_profile(item.ref)
         profiles[item.label] = (offsets, cosine)
-        probes[item.label] = item(analysis.sampled_position_probe, PROBE_POSITIONS)
+        probes[item.label] = cache.sampled_position_probe(item.ref, PROBE_POSITIONS)
     fig = figures.lines(
         profiles[loaded.label][0],
         {loaded.label: profiles[loaded.label][1]},
@@ -489,7 +489,7 @@ if loaded is not None:
             t5_view(loaded)
     else:
         with errors_shown("table"):
-            reading = loaded(analysis.read_table, PROBE_POSITIONS)
+            reading = cache.read_table(loaded.ref, PROBE_POSITIONS)
             show_reading()
         DRAW = {
             "table": table_tab,

@@ -161,7 +161,7 @@ def tables_tab() -> None:
         return
     for encoding, run in learned.items():
         st.subheader(t(f"lab.tables.{encoding}"))
-        similarities = cache.on_table(analysis.similarity_stack, f"lab:{run.config}", run.snapshots)
+        similarities = cache.lab_similarities(run.config, run)
         left, right = st.columns(2)
         for column, index, label in ((left, 0, "init"), (right, -1, "trained")):
             with column:
@@ -223,10 +223,7 @@ def lengths_tab() -> None:
     config = next(iter(runs.values())).config
     train_len = config.seq_len
     lengths = tuple(int(train_len * f) for f in LENGTH_FACTORS)
-    scores = {
-        e: cache.STORE.get(("lab-lengths", r.config, lengths), lambda r=r: lab.evaluate_lengths(r, list(lengths)))
-        for e, r in runs.items()
-    }
+    scores = {e: cache.lab_lengths(r.config, lengths, r) for e, r in runs.items()}
     fig = lab_figures.accuracy_by_length(
         lengths,
         {e: s.accuracy for e, s in scores.items()},

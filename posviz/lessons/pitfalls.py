@@ -379,32 +379,33 @@ def position_rounding(n_positions: int, max_positions: int = 4096) -> tuple[np.n
     return positions, errors[0], errors[1]
 
 
-#: The tables of the sinusoidal pitfalls, by name: the correct one and its buggy variants.
+def doubled_exponent_table(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """``buggy_sinusoidal`` with the exponent doubled."""
+    return buggy_sinusoidal(n_positions, d_model, base=base, variant="doubled")
+
+
+def cos_shift_table(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """``buggy_sinusoidal`` with the cosine columns shifted by one pair."""
+    return buggy_sinusoidal(n_positions, d_model, base=base, variant="cos_shift")
+
+
+def random_table(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """BERT's random initial table (``learned_init``, its default seed); ``base`` is not used."""
+    return learned_init(n_positions, d_model)
+
+
+def all_zero_table(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """``zero_table``, with the signature of the other tables; ``base`` is not used."""
+    return zero_table(n_positions, d_model)
+
+
+#: The tables the sinusoidal and learned pitfalls compare, by name, each ``(n_positions, d_model, *, base)``: the
+#: correct sinusoidal table, its buggy variants, and the learned initialisations.
 TABLES = {
-    "correct": lambda n, d, base: sinusoidal(n, d, base=base),
-    "doubled": lambda n, d, base: buggy_sinusoidal(n, d, base=base, variant="doubled"),
-    "cos_shift": lambda n, d, base: buggy_sinusoidal(n, d, base=base, variant="cos_shift"),
-    "swapped": lambda n, d, base: swapped_axes_table(n, d, base=base),
-    "random": lambda n, d, base: learned_init(n, d),
-    "zero": lambda n, d, base: zero_table(n, d),
+    "correct": sinusoidal,
+    "doubled": doubled_exponent_table,
+    "cos_shift": cos_shift_table,
+    "swapped": swapped_axes_table,
+    "random": random_table,
+    "zero": all_zero_table,
 }
-#: Signature functions that take a table, by name.
-SIGNATURES = {
-    "column_motion": column_motion,
-    "pair_radius_error": pair_radius_error,
-    "offset_dependence": offset_dependence,
-    "nearest_distance": nearest_distance,
-    "similarity": cosine_similarity_matrix,
-}
-
-
-def table(kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
-    """The table named ``kind`` (a key of ``TABLES``), shape (n_positions, d_model)."""
-    _checks.choice("kind", kind, tuple(TABLES))
-    return TABLES[kind](n_positions, d_model, base)
-
-
-def signature(name: str, kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
-    """``SIGNATURES[name]`` of ``table(kind, n_positions, d_model)``, so a page can cache it by its parameters."""
-    _checks.choice("name", name, tuple(SIGNATURES))
-    return SIGNATURES[name](table(kind, n_positions, d_model, base=base))

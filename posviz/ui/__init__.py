@@ -5,10 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import functools
-import threading
-import weakref
 
-import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -134,50 +131,17 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
         )
 
 
-_PREVIEWS: dict[int, tuple[weakref.ref, np.ndarray]] = {}
-_PREVIEWS_LOCK = threading.Lock()
-
-
-def _preview(matrix) -> np.ndarray | None:
-    """The block means of a large read-only (cached) matrix, computed once per matrix object.
-
-    Cached tables are immutable and live in ``cache.STORE``, so their preview is kept while the table is alive
-    (a weak reference tells when it is gone); a rerun that moves another slider does not average 1 GiB again.
-    """
-    if not isinstance(matrix, np.ndarray) or matrix.size <= figures.EXACT_MAX_CELLS or matrix.flags.writeable:
-        return None
-    if max(matrix.shape) <= figures.MAX_SIDE:  # drawn cell for cell: a preview would only copy the matrix
-        return None
-    with _PREVIEWS_LOCK:
-        hit = _PREVIEWS.get(id(matrix))
-        if hit is not None and hit[0]() is matrix:
-            return hit[1]
-    reduced = figures.block_mean(matrix)
-    with _PREVIEWS_LOCK:
-        for stale in [k for k, (ref, _) in _PREVIEWS.items() if ref() is None]:
-            del _PREVIEWS[stale]
-        _PREVIEWS[id(matrix)] = (weakref.ref(matrix), reduced)
-    return reduced
-
-
-def _heatmap(matrix, **kwargs) -> go.Figure:
-    return figures.heatmap(matrix, reduced=_preview(matrix), **kwargs)
-
-
 def heatmap(matrix, **kwargs) -> go.Figure:
-    """``figures.heatmap`` with the downsampling note in the current language; the heatmap of a cached (read-only)
-    matrix is built once (``cache.figure``), its block means too."""
-    return cache.figure(_heatmap, matrix, downsampled_note=t("figure.downsampled"), **kwargs)
-
-
-def _unbuilt_heatmap(means, shape: tuple[int, int], **kwargs) -> go.Figure:
-    return figures.heatmap(np.broadcast_to(np.nan, shape), reduced=means, **kwargs)
+    """``figures.heatmap`` with the downsampling note in the current language, built once for the same matrix and
+    settings (``cache.heatmap_figure``: shared, never change it); a large table held by the cache is drawn from block
+    means kept beside it."""
+    return cache.heatmap_figure(matrix, downsampled_note=t("figure.downsampled"), **kwargs)
 
 
 def block_means_heatmap(means, shape: tuple[int, int], **kwargs) -> go.Figure:
     """``heatmap`` of a ``shape`` table that is never built, drawn from its block means ``means`` (over the blocks
-    of ``figures.block_mean``, e.g. computed in closed form), built once for cached means."""
-    return cache.figure(_unbuilt_heatmap, means, tuple(shape), downsampled_note=t("figure.downsampled"), **kwargs)
+    of ``figures.block_mean``, e.g. computed in closed form), built once for the same means."""
+    return cache.block_means_figure(means, tuple(shape), downsampled_note=t("figure.downsampled"), **kwargs)
 
 
 def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None = None) -> go.Figure:
@@ -201,10 +165,9 @@ def spectrum_views(spectrum, width: int, *, table_name: str, notice: str, stem: 
     """The two spectrum figures of a table (``analysis.position_spectrum`` of it, ``width`` its d): each analysed
     dimension's dominant frequency against the sinusoidal table's, and the mean power spectrum, beside
     ``reference_power`` (the sinusoidal table's) when given. ``stem`` starts the downloaded files' names."""
-    from posviz.encodings import learned
     from posviz.figures import learned as learned_figures
 
-    reference = cache.call(learned.sinusoidal_column_frequencies, width)
+    reference = cache.sinusoidal_column_frequencies(width)
     sampled = len(spectrum.dims) < width
     show(
         learned_figures.dominant_frequencies(

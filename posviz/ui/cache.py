@@ -1,33 +1,87 @@
-"""Cached core calls for the pages, keyed by parameters only (never by a large array).
+"""Cached core calls and figures for the pages: one thin wrapper per function, with that function's parameters.
 
-One process-wide cache, shared by every session like ``st.cache_resource`` but bounded by memory rather than by a
-count of entries: tables reach 1 GiB at the largest sizes, so the least recently used results are dropped once
-the cached arrays exceed ``BUDGET_BYTES``. Results are returned without copying and made read-only, so a page
-cannot change a cached array by accident.
+Pages call ``cache.rope_inv_freq(head_dim, base=base)`` where a notebook calls ``rope.rope_inv_freq``; every wrapper
+names in its docstring the function it wraps. Three caches, all shared by every session of the server:
+
+- ``st.cache_data`` for results (at most ``RESULT_ENTRIES`` per function, ``MATRIX_ENTRIES`` for functions that
+  return a matrix of up to a million cells). Streamlit keys an entry by the function's code and the values of its
+  arguments (``10`` and ``10.0`` are different keys), keeps it pickled and returns a fresh copy on every hit, so a
+  page can never change a cached result.
+- ``TABLES`` for the few large tables (a family's table, a loaded checkpoint, the block means of a table drawn
+  from them) that must not be copied on every rerun: ``st.cache_resource`` would keep them without copying, but it
+  bounds a cache by a count of entries, and one table reaches 1 GiB at the largest sizes. ``TABLES`` bounds them by
+  the bytes they hold (``POSVIZ_CACHE_MB``, every byte counted by :func:`nbytes`) and drops the least recently
+  used; their arrays are read-only.
+- ``st.cache_resource`` for built figures (``*_figure``, at most ``FIGURE_ENTRIES`` per builder): building a plotly
+  figure is most of a warm rerun. Their arrays are keyed by their exact values (:func:`_array_key`), and a figure is
+  shared: draw it, never change it.
+
+An analysis of a table takes a :class:`Table` (or a ``learned.RandomTable``, which is its own key): the table's
+name, a family and its parameters or a digest of its content, is the key, never the array, and the table itself
+is only built on a miss.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
+import hashlib
 import os
+import sys
 import threading
-import weakref
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import plotly.graph_objects as go
+import streamlit as st
 
 import posviz
+from posviz import analysis, figures
+from posviz import checkpoint as ckpt
+from posviz.analysis import PositionSpectrum, TableReading
+from posviz.encodings import alibi, learned, relative, rope, rope_configs, xlnet
+from posviz.encodings import sinusoidal as sin
+from posviz.encodings.rope_configs import ConfigFrequencies, ScalingComparison
+from posviz.figures import alibi as alibi_figures
+from posviz.figures import compare as compare_figures
+from posviz.figures import home as home_figures
+from posviz.figures import pitfalls as pitfall_figures
+from posviz.figures import relative as relative_figures
+from posviz.figures import rope as rope_figures
+from posviz.figures import sinusoidal as sinusoidal_figures
+from posviz.figures import xlnet as xlnet_figures
+from posviz.lessons import attention_demo as demo
+from posviz.lessons import claims, compare, pitfalls, precision
+from posviz.lessons import sinusoidal as sinlesson
+from posviz.lessons.attention_demo import ShuffleDemo
+from posviz.lessons.claims import Evidence
 
-#: Memory the cached arrays may hold together: ``POSVIZ_CACHE_MB`` megabytes (default 1,024). A server's memory is
-#: about 0.5 GB for Python and its libraries, this budget, and the figures kept for reruns (``FIGURES`` of them).
+if TYPE_CHECKING:  # the lab imports torch, which a page that never trains should not pay for
+    from posviz import lab
+
+#: Entries kept per cached function: for small results, and for functions that return a matrix (up to 1024 x 1024
+#: float64, 8 MB, each).
+RESULT_ENTRIES = 256
+MATRIX_ENTRIES = 8
+#: Built figures kept per figure builder (``st.cache_resource``) for every rerun and session; a figure holds at most
+#: a 2 MB image, most a few kB of lines.
+FIGURE_ENTRIES = 64
+#: Memory the large tables may hold together: ``POSVIZ_CACHE_MB`` megabytes (default 1,024). A server's memory is
+#: about 0.5 GB for Python and its libraries, this budget, and the smaller results of ``st.cache_data``.
 CACHE_MB_DEFAULT = 1024
 
 
+def _results(func):
+    return st.cache_data(max_entries=RESULT_ENTRIES, show_spinner=False)(func)
+
+
+def _matrices(func):
+    return st.cache_data(max_entries=MATRIX_ENTRIES, show_spinner=False)(func)
+
+
 def budget_bytes(environ=os.environ) -> int:
-    """The cache budget in bytes from ``POSVIZ_CACHE_MB`` (a whole number of megabytes, at least 64), else the
+    """The tables' budget in bytes from ``POSVIZ_CACHE_MB`` (a whole number of megabytes, at least 64), else the
     default. A value that is not one is refused with a sentence, before the server takes its first student."""
     raw = environ.get("POSVIZ_CACHE_MB", "").strip()
     if not raw:
@@ -39,54 +93,72 @@ def budget_bytes(environ=os.environ) -> int:
     return int(raw) << 20
 
 
-BUDGET_BYTES = budget_bytes()
+# ------------------------------------------------------------------------------------------------ large tables
 
 
-def _frozen(array: np.ndarray) -> np.ndarray:
-    if array.base is not None:  # a view would keep its whole parent array alive in the cache
-        array = array.copy()
-    array.flags.writeable = False
-    return array
+def nbytes(value, _seen: set[tuple[str, int]] | None = None) -> int:
+    """Bytes ``value`` holds: the data of its arrays (numpy, and torch tensors and a torch module's parameters and
+    buffers) and of its strings, inside tuples, lists, dicts and dataclass fields at any depth, each object counted
+    once (two views of one array count their owner once); ``sys.getsizeof`` of anything else."""
+    seen = set() if _seen is None else _seen
+
+    def first_time(kind: str, ident: int) -> bool:
+        if (kind, ident) in seen:
+            return False
+        seen.add((kind, ident))
+        return True
+
+    if isinstance(value, np.ndarray):
+        owner = value
+        while isinstance(owner.base, np.ndarray):
+            owner = owner.base
+        return owner.nbytes if first_time("object", id(owner)) else 0
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(value, torch.Tensor):
+        storage = value.untyped_storage()
+        return storage.nbytes() if first_time("storage", storage.data_ptr()) else 0
+    if not first_time("object", id(value)):
+        return 0
+    if torch is not None and isinstance(value, torch.nn.Module):
+        return sum(nbytes(tensor, seen) for tensor in (*value.parameters(), *value.buffers()))
+    if isinstance(value, (tuple, list, set, frozenset)):
+        return sys.getsizeof(value) + sum(nbytes(item, seen) for item in value)
+    if isinstance(value, dict):
+        return sys.getsizeof(value) + sum(nbytes(k, seen) + nbytes(v, seen) for k, v in value.items())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        return sys.getsizeof(value) + sum(nbytes(getattr(value, f.name), seen) for f in fields)
+    return sys.getsizeof(value)
 
 
-def _freeze_result(result):
-    """``result`` with every array in it read-only: arrays (copied if they are views), tuples and dicts of them,
-    and the array fields of a core result object (frozen in place)."""
-    if isinstance(result, np.ndarray):
-        return _frozen(result)
-    if isinstance(result, tuple):
-        return tuple(_freeze_result(r) for r in result)
-    if isinstance(result, dict):
-        return {key: _freeze_result(value) for key, value in result.items()}
-    if dataclasses.is_dataclass(result) and not isinstance(result, type):
-        for name in (f.name for f in dataclasses.fields(result)):
-            value = getattr(result, name)
-            if isinstance(value, np.ndarray):
-                value.flags.writeable = False
-            elif isinstance(value, dict):  # e.g. a claim's arrays: frozen where they are, so figures can key on them
-                for key, item in value.items():
-                    if isinstance(item, np.ndarray):
-                        value[key] = _frozen(item)
-    return result
+def _frozen(value):
+    """``value`` with every array in it read-only: an array (a copy if it is a view, which would keep its whole
+    parent alive), and the arrays in tuples, lists, dicts and dataclass fields (replaced in place)."""
+    if isinstance(value, np.ndarray):
+        if value.base is not None:
+            value = value.copy()
+        value.flags.writeable = False
+        return value
+    if isinstance(value, tuple):
+        return tuple(_frozen(item) for item in value)
+    if isinstance(value, list):
+        return [_frozen(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _frozen(item) for key, item in value.items()}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            item = getattr(value, field.name)
+            frozen = _frozen(item)
+            if frozen is not item:
+                object.__setattr__(value, field.name, frozen)  # a frozen dataclass too: it is ours alone
+    return value
 
 
-def _nbytes(result) -> int:
-    if isinstance(result, np.ndarray):
-        return result.nbytes
-    if isinstance(result, (tuple, list)):
-        return sum(_nbytes(r) for r in result)
-    if isinstance(result, dict):
-        return sum(_nbytes(r) for r in result.values())
-    matrix = getattr(result, "matrix", None)  # a loaded checkpoint table
-    return matrix.nbytes if isinstance(matrix, np.ndarray) else getattr(result, "nbytes", 0)
-
-
-class _BudgetCache:
-    """A least-recently-used map from hashable keys to results, holding at most ``budget`` bytes of arrays.
-
-    A result larger than the whole budget is returned but not kept. Computations run outside the lock, so two
-    sessions asking for the same new key may both compute it; the first stored wins.
-    """
+class TableStore:
+    """A least-recently-used map from keys to large read-only results, holding at most ``budget`` bytes
+    (:func:`nbytes` of each, every byte counted). A result larger than the whole budget is returned but not kept.
+    Computations run outside the lock, so two sessions asking for the same new key may both compute it; the first
+    stored wins."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
@@ -94,13 +166,13 @@ class _BudgetCache:
         self._sizes: dict = {}
         self._lock = threading.Lock()
 
-    def get(self, key, compute):
+    def get(self, key: tuple, compute: Callable[[], Any]):
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)
                 return self._entries[key]
-        result = _freeze_result(compute())
-        size = _nbytes(result)
+        result = _frozen(compute())
+        size = nbytes(result)
         with self._lock:
             if key in self._entries:
                 return self._entries[key]
@@ -111,182 +183,963 @@ class _BudgetCache:
                     del self._sizes[oldest]
         return result
 
-    def peek(self, key):
-        """The result stored under ``key``, or None; computes nothing."""
+    def key_of(self, value) -> tuple | None:
+        """Where ``value`` itself (not an equal copy) is held: its key, or its key and the name of the field of a
+        held result object (a loaded checkpoint's ``matrix``); None when it is not held."""
         with self._lock:
-            return self._entries.get(key)
+            for key, held in self._entries.items():
+                if held is value:
+                    return key
+                if dataclasses.is_dataclass(held):
+                    for field in dataclasses.fields(held):
+                        if getattr(held, field.name) is value:
+                            return (*key, field.name)
+        return None
+
+    def keys(self) -> list[tuple]:
+        with self._lock:
+            return list(self._entries)
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
             self._sizes.clear()
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     @property
     def nbytes(self) -> int:
         return sum(self._sizes.values())
 
 
-STORE = _BudgetCache(BUDGET_BYTES)
+TABLES = TableStore(budget_bytes())
 
 
-def _resolve(module: str, name: str):
-    """The function ``name`` (a qualified name, so a method like ``RandomTable.rows`` too) of ``module``."""
-    return functools.reduce(getattr, name.split("."), importlib.import_module(module))
+def _typed(params: Mapping[str, object] | Iterable[tuple[str, object]]) -> tuple:
+    """A family's parameters as a key: sorted by name, each value with its type (``10`` and ``10.0`` differ)."""
+    return tuple((name, type(value).__name__, value) for name, value in sorted(dict(params).items()))
 
 
-def family_matrix(key: str, params: tuple[tuple[str, object], ...]) -> np.ndarray:
-    """``posviz.family(key).build(**params)``, params given as a sorted tuple of (name, value) pairs."""
-    return STORE.get(("family", key, params), lambda: np.asarray(posviz.family(key).build(**dict(params))))
+def family_table(family: str, params: Mapping[str, object] | Iterable[tuple[str, object]]) -> np.ndarray:
+    """``posviz.family(family).build(**params)``, kept in ``TABLES`` (read-only, never copied)."""
+    kwargs = dict(params)
+    return TABLES.get(("family", family, _typed(kwargs)), lambda: np.asarray(posviz.family(family).build(**kwargs)))
 
 
-def similarity(key: str, params: tuple[tuple[str, object], ...], max_positions: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cosine similarity of the family's table on at most ``max_positions`` evenly spaced positions.
-
-    Returns ``(positions, matrix)``; positions are all of them when the table is small enough.
-    """
-
-    def compute():
-        table = family_matrix(key, params)
-        positions = posviz.evenly_spaced(table.shape[0], max_positions)
-        return positions, posviz.cosine_similarity_matrix(table[positions])
-
-    return STORE.get(("similarity", key, params, max_positions), compute)
+def held_tables(family: str) -> list[dict]:
+    """The parameters of every table of ``family`` that ``TABLES`` holds now (what a test asks: was it built?)."""
+    return [{name: value for name, _, value in key[2]} for key in TABLES.keys() if key[:2] == ("family", family)]
 
 
-def analyse(func, key: str, params: tuple[tuple[str, object], ...], *args, **kwargs):
-    """``func(family_matrix(key, params), *args, **kwargs)``, cached by the function's name, the family and its
-    parameters (never by the array), e.g. ``analyse(posviz.project, "sinusoidal", params, method="tsne")``."""
-    kw = tuple(sorted(kwargs.items()))
-    target = (func.__module__, func.__qualname__)
-    return STORE.get(
-        ("analyse", target, key, params, args, kw),
-        lambda: _resolve(*target)(family_matrix(key, params), *args, **dict(kw)),
+def preview(matrix: np.ndarray) -> np.ndarray | None:
+    """The block means (``figures.block_mean``) of a large table held in ``TABLES``, kept there beside it, so a
+    rerun does not average 1 GiB again; None for any other matrix (its figure computes what it needs)."""
+    if not isinstance(matrix, np.ndarray) or matrix.size <= figures.EXACT_MAX_CELLS:
+        return None
+    if max(matrix.shape) <= figures.MAX_SIDE:  # drawn cell for cell: a preview would only copy the matrix
+        return None
+    key = TABLES.key_of(matrix)
+    return None if key is None else TABLES.get(("preview", key), lambda: figures.block_mean(matrix))
+
+
+def checkpoint(source, key: str | None = None, *, name: str | None = None) -> tuple[str, ckpt.PositionTable]:
+    """``(fingerprint, posviz.load_position_embeddings(source, key))``, kept in ``TABLES`` by the source's
+    content fingerprint (``posviz.checkpoint.fingerprint``) and the key; the matrix is read-only."""
+    digest = ckpt.fingerprint(source)
+    return digest, TABLES.get(
+        ("checkpoint", digest, key), lambda: ckpt.load_position_embeddings(source, key, name=name)
     )
 
 
-def on_table(func, digest: str, table, *args, **kwargs):
-    """``func(table, *args, **kwargs)`` for a table that has no parameters (trained, loaded), cached by its
-    content ``digest`` (``posviz.analysis.table_digest``), so a changed upload never shows a stale result."""
-    kw = tuple(sorted(kwargs.items()))
-    target = (func.__module__, func.__qualname__)
-    return STORE.get(("table", target, digest, args, kw), lambda: _resolve(*target)(table, *args, **dict(kw)))
+@_results
+def candidates(digest: str, _source, *, name: str | None = None) -> list:
+    """Cached :func:`posviz.checkpoint.list_position_candidates` of ``_source``, keyed by its fingerprint
+    ``digest`` only."""
+    return ckpt.list_position_candidates(_source, name=name)
 
 
-def checkpoint(source, key: str | None = None, *, name: str | None = None):
-    """``(fingerprint, PositionTable)`` of ``posviz.load_position_embeddings(source, key)``, cached by the source's
-    content fingerprint (``posviz.checkpoint.fingerprint``) and the key; the matrix is made read-only."""
-    from posviz import checkpoint as ckpt
-
-    digest = ckpt.fingerprint(source)
-
-    def load():
-        loaded = ckpt.load_position_embeddings(source, key, name=name)
-        loaded.matrix.flags.writeable = False
-        return loaded
-
-    return digest, STORE.get(("checkpoint", digest, key), load)
+# ------------------------------------------------------------------------------------------------ analyses
 
 
-def candidates(source, digest: str, *, name: str | None = None) -> list:
-    """``posviz.list_position_candidates(source)``, cached by the source's fingerprint ``digest``."""
-    from posviz import checkpoint as ckpt
+@dataclasses.dataclass(frozen=True)
+class Table:
+    """A position table to analyse, named by what identifies its content; cached analyses key on ``key`` alone.
 
-    return STORE.get(("candidates", digest), lambda: ckpt.list_position_candidates(source, name=name))
+    Made by :meth:`family` (a family and its parameters: built in ``TABLES`` on a miss only) or :meth:`content`
+    (any array: keyed by a sha256 of its bytes, so a changed upload is a new key)."""
 
+    key: str
+    load: Callable[[], np.ndarray] = dataclasses.field(compare=False, repr=False)
 
-def call(func, *args, **kwargs):
-    """A cached call of a core function (or method, called on its object) by hashable arguments: scalars, tuples
-    and frozen values such as ``learned.RandomTable``, compared by value."""
-    kw = tuple(sorted(kwargs.items()))
-    target = (func.__module__, func.__qualname__)
-    return STORE.get(("call", target, args, kw), lambda: _resolve(*target)(*args, **dict(kw)))
+    @classmethod
+    def family(cls, family: str, params: Mapping[str, object] | Iterable[tuple[str, object]]) -> Table:
+        kwargs = dict(params)
+        return cls(f"family {family} {_typed(kwargs)}", lambda: family_table(family, kwargs))
 
+    @classmethod
+    def content(cls, matrix, digest: str | None = None) -> Table:
+        """``matrix`` keyed by ``digest`` (default: ``analysis.table_digest(matrix)``, a sha256 of its bytes)."""
+        return cls(f"sha256 {digest or analysis.table_digest(matrix)}", lambda: matrix)
 
-#: Built figures kept across reruns, least recently used dropped first.
-FIGURES = 128
-
-
-class SharedFigure(go.Figure):
-    """A figure kept by :func:`figure` for every rerun and session: its dictionary, which ``st.plotly_chart``
-    serialises on every rerun, is computed once (a deep copy of every array each time otherwise)."""
-
-    def to_dict(self) -> dict:
-        cached = self.__dict__.get("_shared_dict")
-        if cached is None:
-            cached = self.__dict__["_shared_dict"] = super().to_dict()
-        return cached
+    @property
+    def matrix(self) -> np.ndarray:
+        return self.load()
 
 
-class _Unkeyable(Exception):
-    """An argument that cannot identify a figure (a writeable array, an arbitrary object)."""
+AnyTable = Table | learned.RandomTable
+_BY_KEY = {Table: lambda table: table.key}
 
 
-def _identity(value, arrays: list):
-    """A hashable stand-in for ``value``: plain values as themselves, read-only arrays (cached results, which never
-    change) by identity — a read-only view by its read-only owner's identity and the window it shows — with the
-    owners recorded in ``arrays`` so that a reused ``id`` is never mistaken for the same array."""
-    if isinstance(value, np.ndarray):
-        owner = value if value.base is None else value.base  # numpy points a view of a view at the owner
-        if value.flags.writeable or not isinstance(owner, np.ndarray) or owner.flags.writeable:
-            raise _Unkeyable
-        arrays.append(owner)  # a view (a row of a cached matrix, say) is its owner and where it looks into it
-        start = value.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
-        return ("array", id(owner), start, value.shape, value.strides, value.dtype.str)
-    if value is None or isinstance(value, (str, bool, int, float, np.generic)):
-        return type(value).__name__, value  # True, 1 and 1.0 are equal keys, not equal figures
-    if isinstance(value, range):
-        return ("range", value.start, value.stop, value.step)
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, *(_identity(v, arrays) for v in value))
-    if isinstance(value, dict):
-        return ("dict", *((k, _identity(v, arrays)) for k, v in value.items()))
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = (_identity(getattr(value, f.name), arrays) for f in dataclasses.fields(value))
-        return (type(value).__module__, type(value).__qualname__, *fields)
-    raise _Unkeyable
+def _array(table: AnyTable):
+    """What the core analyses: the array of a ``Table``, a ``RandomTable`` itself (it draws only what is read)."""
+    return table.matrix if isinstance(table, Table) else table
 
 
-class _FigureCache:
-    """The last ``size`` figures built, keyed by their builder and arguments (``_identity``), each holding weak
-    references to the arrays it was built from: once one of them is gone the entry is stale."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._entries: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, build, args: tuple, kwargs: dict):
-        arrays: list = []
-        try:
-            key = ((build.__module__, build.__qualname__), _identity(args, arrays), _identity(kwargs, arrays))
-        except _Unkeyable:
-            return build(*args, **kwargs)
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None and all(ref() is a for ref, a in zip(hit[0], arrays, strict=True)):
-                self._entries.move_to_end(key)
-                return hit[1]
-        fig = build(*args, **kwargs)
-        fig.__class__ = SharedFigure  # the same figure, now read through a dictionary computed once
-        with self._lock:
-            for stale in [k for k, (refs, _) in self._entries.items() if any(ref() is None for ref in refs)]:
-                del self._entries[stale]  # built from an array that is gone: can never be asked for again
-            self._entries[key] = ([weakref.ref(a) for a in arrays], fig)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-        return fig
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
+def _analysis(max_entries: int):
+    return st.cache_data(max_entries=max_entries, hash_funcs=_BY_KEY, show_spinner=False)
 
 
-FIGURE_STORE = _FigureCache(FIGURES)
+@_analysis(RESULT_ENTRIES)
+def row_norms(table: AnyTable) -> np.ndarray:
+    """Cached :func:`posviz.analysis.row_norms`."""
+    return analysis.row_norms(_array(table))
 
 
-def figure(build, *args, **kwargs):
-    """``build(*args, **kwargs)`` — a figure builder of ``posviz.figures`` — built once for the same arguments and
-    reused by later reruns and sessions. Arguments are compared by value, arrays by identity, and only read-only
-    arrays (results of this module, which never change) qualify; with any other argument the figure is built
-    afresh. The figure returned is shared: draw it, never change it."""
-    return FIGURE_STORE.get(build, args, kwargs)
+@_analysis(MATRIX_ENTRIES)
+def sampled_similarity(table: AnyTable, limit: int = 1024) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.analysis.sampled_similarity`."""
+    return analysis.sampled_similarity(_array(table), limit)
+
+
+@_analysis(RESULT_ENTRIES)
+def strided_offset_profile(table: AnyTable, max_positions: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.analysis.strided_offset_profile`."""
+    return analysis.strided_offset_profile(_array(table), max_positions)
+
+
+@_analysis(RESULT_ENTRIES)
+def lag_spread(table: AnyTable, max_positions: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.analysis.lag_spread`."""
+    return analysis.lag_spread(_array(table), max_positions)
+
+
+@_analysis(RESULT_ENTRIES)
+def sampled_projection(
+    table: AnyTable, limit: int = 2048, method: str = "pca", seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.analysis.sampled_projection`."""
+    return analysis.sampled_projection(_array(table), limit, method, seed)
+
+
+@_analysis(RESULT_ENTRIES)
+def position_spectrum(table: AnyTable, *, max_dims: int = 512) -> PositionSpectrum:
+    """Cached :func:`posviz.analysis.position_spectrum`."""
+    return analysis.position_spectrum(_array(table), max_dims=max_dims)
+
+
+@_analysis(RESULT_ENTRIES)
+def sampled_position_probe(table: AnyTable, limit: int = 1024, *, folds: int = 5, seed: int = 0) -> float:
+    """Cached :func:`posviz.analysis.sampled_position_probe`."""
+    return analysis.sampled_position_probe(_array(table), limit, folds=folds, seed=seed)
+
+
+@_analysis(RESULT_ENTRIES)
+def read_table(table: AnyTable, limit: int = 1024) -> TableReading:
+    """Cached :func:`posviz.analysis.read_table`."""
+    return analysis.read_table(_array(table), limit)
+
+
+@_analysis(MATRIX_ENTRIES)
+def extended_similarity(
+    table: AnyTable, n_positions: int, method: str, limit: int = 1024
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.encodings.learned.extended_similarity`."""
+    return learned.extended_similarity(_array(table), n_positions, method, limit)
+
+
+@_matrices
+def random_grid(table: learned.RandomTable, limit: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :meth:`posviz.encodings.learned.RandomTable.grid`."""
+    return table.grid(limit)
+
+
+# ------------------------------------------------------------------------------------------------ the lab
+
+
+@_matrices
+def lab_similarities(config: lab.TrainConfig, _run: lab.RunResult) -> np.ndarray:
+    """Cached :func:`posviz.analysis.similarity_stack` of a run's table snapshots, keyed by its configuration (a
+    run is fully determined by it)."""
+    return analysis.similarity_stack(_run.snapshots)
+
+
+@_results
+def lab_lengths(config: lab.TrainConfig, lengths: tuple[int, ...], _run: lab.RunResult) -> lab.LengthAccuracy:
+    """Cached :func:`posviz.lab.evaluate_lengths` of a run, keyed by its configuration and the lengths."""
+    from posviz.lab import evaluate_lengths
+
+    return evaluate_lengths(_run, list(lengths))
+
+
+# ----------------------------------------------------------------------------------------------- posviz.analysis
+
+
+@_results
+def constant_guess_error(n_positions: int) -> float:
+    """Cached :func:`posviz.analysis.constant_guess_error`."""
+    return analysis.constant_guess_error(n_positions)
+
+
+# ---------------------------------------------------------------------------------------- posviz.encodings.alibi
+
+
+@_results
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.alibi.alibi_slopes`."""
+    return alibi.alibi_slopes(n_heads)
+
+
+@_results
+def alibi_slope_origin(n_heads: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.alibi.alibi_slope_origin`."""
+    return alibi.alibi_slope_origin(n_heads)
+
+
+@_results
+def alibi_slope_ladder(n_heads: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.encodings.alibi.alibi_slope_ladder`."""
+    return alibi.alibi_slope_ladder(n_heads)
+
+
+@_results
+def article_slopes(n_heads: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.alibi.article_slopes`."""
+    return alibi.article_slopes(n_heads)
+
+
+@_results
+def alibi_attention_row(n_heads: int, query: int, heads=None, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.encodings.alibi.alibi_attention_row`."""
+    return alibi.alibi_attention_row(n_heads, query, heads, seed)
+
+
+@_results
+def alibi_span(n_heads: int, ratio: float = 0.01) -> np.ndarray:
+    """Cached :func:`posviz.encodings.alibi.alibi_span`."""
+    return alibi.alibi_span(n_heads, ratio)
+
+
+@_matrices
+def alibi_distance_bias(n_heads: int, max_distance: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.alibi.alibi_distance_bias`."""
+    return alibi.alibi_distance_bias(n_heads, max_distance)
+
+
+@_results
+def alibi_mass_beyond(n_heads: int, train_len: int, seq_lens) -> np.ndarray:
+    """Cached :func:`posviz.encodings.alibi.alibi_mass_beyond`."""
+    return alibi.alibi_mass_beyond(n_heads, train_len, seq_lens)
+
+
+@_results
+def article_slopes_agree(n_heads: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.alibi.article_slopes_agree`."""
+    return alibi.article_slopes_agree(n_heads)
+
+
+# -------------------------------------------------------------------------------------- posviz.encodings.learned
+
+
+@_matrices
+def example_table() -> np.ndarray:
+    """Cached :func:`posviz.encodings.learned.example_table`."""
+    return learned.example_table()
+
+
+@_results
+def example_provenance() -> dict:
+    """Cached :func:`posviz.encodings.learned.example_provenance`."""
+    return learned.example_provenance()
+
+
+@_results
+def torch_lookup_error(n_positions: int, position: int) -> str:
+    """Cached :func:`posviz.encodings.learned.torch_lookup_error`."""
+    return learned.torch_lookup_error(n_positions, position)
+
+
+@_results
+def lookup_error(n_positions: int, position: int) -> str:
+    """Cached :func:`posviz.encodings.learned.lookup_error`."""
+    return learned.lookup_error(n_positions, position)
+
+
+@_results
+def sinusoidal_column_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.encodings.learned.sinusoidal_column_frequencies`."""
+    return learned.sinusoidal_column_frequencies(d_model, base=base)
+
+
+# ------------------------------------------------------------------------------------- posviz.encodings.relative
+
+
+@_results
+def t5_relative_bucket(
+    relative_position, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
+) -> np.ndarray:
+    """Cached :func:`posviz.encodings.relative.t5_relative_bucket`."""
+    return relative.t5_relative_bucket(
+        relative_position, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+
+
+@_results
+def t5_last_bucket_start(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> int:
+    """Cached :func:`posviz.encodings.relative.t5_last_bucket_start`."""
+    return relative.t5_last_bucket_start(
+        bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
+    )
+
+
+@_results
+def shaw_distinct_count(seq_lens, max_relative_position: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.relative.shaw_distinct_count`."""
+    return relative.shaw_distinct_count(seq_lens, max_relative_position)
+
+
+@_results
+def t5_bucket_sizes(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """Cached :func:`posviz.encodings.relative.t5_bucket_sizes`."""
+    return relative.t5_bucket_sizes(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+
+
+@_results
+def t5_unused_buckets(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
+    """Cached :func:`posviz.encodings.relative.t5_unused_buckets`."""
+    return relative.t5_unused_buckets(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
+
+
+@_matrices
+def t5_synthetic_bias_table(num_buckets: int = 32, n_heads: int = 8, seed: int = 0) -> np.ndarray:
+    """Cached :func:`posviz.encodings.relative.t5_synthetic_bias_table`."""
+    return relative.t5_synthetic_bias_table(num_buckets, n_heads, seed)
+
+
+# ----------------------------------------------------------------------------------------- posviz.encodings.rope
+
+
+@_results
+def rope_inv_freq(
+    head_dim: int,
+    *,
+    base: float = 10000.0,
+    scaling: dict | None = None,
+    max_position_embeddings: int | None = None,
+    seq_len: int | None = None,
+    partial_rotary_factor: float = 1.0,
+) -> tuple[np.ndarray, float]:
+    """Cached :func:`posviz.encodings.rope.rope_inv_freq`."""
+    return rope.rope_inv_freq(
+        head_dim,
+        base=base,
+        scaling=scaling,
+        max_position_embeddings=max_position_embeddings,
+        seq_len=seq_len,
+        partial_rotary_factor=partial_rotary_factor,
+    )
+
+
+@_results
+def interleaved_to_half(rotated_dim: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.rope.interleaved_to_half`."""
+    return rope.interleaved_to_half(rotated_dim)
+
+
+@_matrices
+def rope_score_matrix(
+    n_positions: int, head_dim: int, *, base: float = 10000.0, layout: str = "half", seed: int | None = None
+) -> np.ndarray:
+    """Cached :func:`posviz.encodings.rope.rope_score_matrix`."""
+    return rope.rope_score_matrix(n_positions, head_dim, base=base, layout=layout, seed=seed)
+
+
+@_matrices
+def rope_shifted_scores(
+    n_positions: int, head_dim: int, shift: int, *, base: float = 10000.0, seed: int | None = None
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Cached :func:`posviz.encodings.rope.rope_shifted_scores`."""
+    return rope.rope_shifted_scores(n_positions, head_dim, shift, base=base, seed=seed)
+
+
+@_matrices
+def rope_pair_trajectory(q, positions, inv_freq, pairs, *, layout: str = "half") -> np.ndarray:
+    """Cached :func:`posviz.encodings.rope.rope_pair_trajectory`."""
+    return rope.rope_pair_trajectory(q, positions, inv_freq, pairs, layout=layout)
+
+
+@_results
+def rope_decay_profile(
+    max_distance: int, head_dim: int, *, base: float = 10000.0, points: int = 1024, horizon: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.encodings.rope.rope_decay_profile`."""
+    return rope.rope_decay_profile(max_distance, head_dim, base=base, points=points, horizon=horizon)
+
+
+@_results
+def dynamic_ntk_scale(seq_len, factor: float, max_position_embeddings: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.rope.dynamic_ntk_scale`."""
+    return rope.dynamic_ntk_scale(seq_len, factor, max_position_embeddings)
+
+
+@_results
+def layout_pair_index(rotated_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.encodings.rope.layout_pair_index`."""
+    return rope.layout_pair_index(rotated_dim)
+
+
+@_matrices
+def rope_layout_check(
+    head_dim: int, n_positions: int, *, base: float = 10000.0, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """Cached :func:`posviz.encodings.rope.rope_layout_check`."""
+    return rope.rope_layout_check(head_dim, n_positions, base=base, seed=seed)
+
+
+@_matrices
+def partial_rotary_table(
+    n_positions: int, head_dim: int, partial_rotary_factor: float, *, base: float = 10000.0, layout: str = "half"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.encodings.rope.partial_rotary_table`."""
+    return rope.partial_rotary_table(n_positions, head_dim, partial_rotary_factor, base=base, layout=layout)
+
+
+# --------------------------------------------------------------------------------- posviz.encodings.rope_configs
+
+
+@_results
+def config_frequencies(config: str | dict) -> ConfigFrequencies:
+    """Cached :func:`posviz.encodings.rope_configs.config_frequencies`."""
+    return rope_configs.config_frequencies(config)
+
+
+@_results
+def compare_scalings(
+    head_dim: int, base: float, factor: float, original: int, current_length: int | None = None
+) -> ScalingComparison:
+    """Cached :func:`posviz.encodings.rope_configs.compare_scalings`."""
+    return rope_configs.compare_scalings(head_dim, base, factor, original, current_length)
+
+
+# ----------------------------------------------------------------------------------- posviz.encodings.sinusoidal
+
+
+@_matrices
+def shift_matrix(d_model: int, k: float, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
+    """Cached :func:`posviz.encodings.sinusoidal.shift_matrix`."""
+    return sin.shift_matrix(d_model, k, base=base, layout=layout)
+
+
+@_results
+def layout_permutation(d_model: int) -> np.ndarray:
+    """Cached :func:`posviz.encodings.sinusoidal.layout_permutation`."""
+    return sin.layout_permutation(d_model)
+
+
+@_results
+def sinusoidal_wavelengths(d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.encodings.sinusoidal.sinusoidal_wavelengths`."""
+    return sin.sinusoidal_wavelengths(d_model, base=base)
+
+
+# ---------------------------------------------------------------------------------------- posviz.encodings.xlnet
+
+
+@_results
+def factorisation_rank(permutation) -> np.ndarray:
+    """Cached :func:`posviz.encodings.xlnet.factorisation_rank`."""
+    return xlnet.factorisation_rank(permutation)
+
+
+@_results
+def xlnet_masks(permutation) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.encodings.xlnet.xlnet_masks`."""
+    return xlnet.xlnet_masks(permutation)
+
+
+@_results
+def prediction_targets(permutation, k: int = 6) -> np.ndarray:
+    """Cached :func:`posviz.encodings.xlnet.prediction_targets`."""
+    return xlnet.prediction_targets(permutation, k)
+
+
+@_results
+def factorisation_order(seq_len: int, seed: int = 0) -> np.ndarray:
+    """Cached :func:`posviz.encodings.xlnet.factorisation_order`."""
+    return xlnet.factorisation_order(seq_len, seed)
+
+
+@_results
+def parse_order(text: str, max_tokens: int = 32768) -> np.ndarray:
+    """Cached :func:`posviz.encodings.xlnet.parse_order`."""
+    return xlnet.parse_order(text, max_tokens)
+
+
+@_results
+def visible_tokens(permutation, token: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.encodings.xlnet.visible_tokens`."""
+    return xlnet.visible_tokens(permutation, token)
+
+
+# --------------------------------------------------------------------------------- posviz.lessons.attention_demo
+
+
+@_results
+def shuffle_demo(
+    sentence: str,
+    seed: int = 0,
+    *,
+    positions: bool = False,
+    max_tokens: int = 32,
+    d_model: int = 16,
+    causal: bool = False,
+) -> ShuffleDemo:
+    """Cached :func:`posviz.lessons.attention_demo.shuffle_demo`."""
+    return demo.shuffle_demo(sentence, seed, positions=positions, max_tokens=max_tokens, d_model=d_model, causal=causal)
+
+
+# ----------------------------------------------------------------------------------------- posviz.lessons.claims
+
+
+@_results
+def check(claim_id: str, **params) -> Evidence:
+    """Cached :func:`posviz.lessons.claims.check`."""
+    return claims.check(claim_id, **params)
+
+
+# ---------------------------------------------------------------------------------------- posviz.lessons.compare
+
+
+@_results
+def offset_curve(key: str, params=None) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.compare.offset_curve`."""
+    return compare.offset_curve(key, params)
+
+
+@_results
+def t5_last_bucket_share(seq_lens, *, num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = True):
+    """Cached :func:`posviz.lessons.compare.t5_last_bucket_share`."""
+    return compare.t5_last_bucket_share(
+        seq_lens, num_buckets=num_buckets, max_distance=max_distance, bidirectional=bidirectional
+    )
+
+
+@_results
+def shaw_clipped_share(seq_lens, max_relative_position: int) -> np.ndarray:
+    """Cached :func:`posviz.lessons.compare.shaw_clipped_share`."""
+    return compare.shaw_clipped_share(seq_lens, max_relative_position)
+
+
+@_results
+def parameter_count(
+    key: str, n_positions, *, d_model: int, n_heads: int, n_layers: int = 1, num_buckets: int = 32, k: int = 16
+):
+    """Cached :func:`posviz.lessons.compare.parameter_count`."""
+    return compare.parameter_count(
+        key, n_positions, d_model=d_model, n_heads=n_heads, n_layers=n_layers, num_buckets=num_buckets, k=k
+    )
+
+
+@_results
+def stored_floats(
+    key: str, n_positions, *, d_model: int, n_heads: int, n_layers: int = 1, num_buckets: int = 32, k: int = 16
+):
+    """Cached :func:`posviz.lessons.compare.stored_floats`."""
+    return compare.stored_floats(
+        key, n_positions, d_model=d_model, n_heads=n_heads, n_layers=n_layers, num_buckets=num_buckets, k=k
+    )
+
+
+@_results
+def beyond_training(train_len: int, eval_len: int, params: dict | None = None, *, max_points: int = 2048) -> dict:
+    """Cached :func:`posviz.lessons.compare.beyond_training`."""
+    return compare.beyond_training(train_len, eval_len, params, max_points=max_points)
+
+
+@_results
+def learned_past_end(train_len: int, eval_len: int) -> str:
+    """Cached :func:`posviz.lessons.compare.learned_past_end`."""
+    return compare.learned_past_end(train_len, eval_len)
+
+
+# --------------------------------------------------------------------------------------- posviz.lessons.pitfalls
+
+
+@_results
+def mix_signature(
+    d_model: int, n_tokens: int, n_positions: int, *, scaled: bool, seed: int = 0, base: float = 10000.0
+) -> tuple[np.ndarray, float, float, float]:
+    """Cached :func:`posviz.lessons.pitfalls.mix_signature`."""
+    return pitfalls.mix_signature(d_model, n_tokens, n_positions, scaled=scaled, seed=seed, base=base)
+
+
+@_results
+def lost_dimensions(
+    n_positions: int, d_model: int, *, combine: str = "multiply", tol: float = 0.1, base: float = 10000.0
+) -> np.ndarray:
+    """Cached :func:`posviz.lessons.pitfalls.lost_dimensions`."""
+    return pitfalls.lost_dimensions(n_positions, d_model, combine=combine, tol=tol, base=base)
+
+
+@_results
+def concat_error(n_positions: int, d_model: int) -> str:
+    """Cached :func:`posviz.lessons.pitfalls.concat_error`."""
+    return pitfalls.concat_error(n_positions, d_model)
+
+
+@_results
+def torch_add_error(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> str:
+    """Cached :func:`posviz.lessons.pitfalls.torch_add_error`."""
+    return pitfalls.torch_add_error(shape_a, shape_b)
+
+
+@_results
+def rope_odd_error(head_dim: int, n_positions: int = 4, *, base: float = 10000.0) -> str:
+    """Cached :func:`posviz.lessons.pitfalls.rope_odd_error`."""
+    return pitfalls.rope_odd_error(head_dim, n_positions, base=base)
+
+
+@_results
+def rope_odd_reason(head_dim: int) -> str:
+    """Cached :func:`posviz.lessons.pitfalls.rope_odd_reason`."""
+    return pitfalls.rope_odd_reason(head_dim)
+
+
+@_matrices
+def pairing_scores(
+    head_dim: int,
+    n_positions: int,
+    *,
+    trained: str = "interleaved",
+    inference: str = "half",
+    base: float = 10000.0,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.pitfalls.pairing_scores`."""
+    return pitfalls.pairing_scores(head_dim, n_positions, trained=trained, inference=inference, base=base, seed=seed)
+
+
+@_results
+def past_end_error(n_positions: int, position: int) -> str:
+    """Cached :func:`posviz.lessons.pitfalls.past_end_error` (torch's error for a row past a table's end)."""
+    return pitfalls.past_end_error(n_positions, position)
+
+
+@_results
+def naive_alibi_slopes(n_heads: int) -> np.ndarray:
+    """Cached :func:`posviz.lessons.pitfalls.naive_alibi_slopes`."""
+    return pitfalls.naive_alibi_slopes(n_heads)
+
+
+@_results
+def slope_error(n_heads: int) -> np.ndarray:
+    """Cached :func:`posviz.lessons.pitfalls.slope_error`."""
+    return pitfalls.slope_error(n_heads)
+
+
+@_results
+def merged_neighbours(n_positions: int, dtype: str = "float16") -> int:
+    """Cached :func:`posviz.lessons.pitfalls.merged_neighbours`."""
+    return pitfalls.merged_neighbours(n_positions, dtype)
+
+
+@_results
+def position_rounding(n_positions: int, max_positions: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.pitfalls.position_rounding`."""
+    return pitfalls.position_rounding(n_positions, max_positions)
+
+
+@_matrices
+def pitfall_table(kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached ``posviz.lessons.pitfalls.TABLES[kind]``: the correct sinusoidal table or one of its buggy variants."""
+    return pitfalls.TABLES[kind](n_positions, d_model, base=base)
+
+
+@_results
+def column_motion(kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.lessons.pitfalls.column_motion` of the pitfall table ``kind``."""
+    return pitfalls.column_motion(pitfalls.TABLES[kind](n_positions, d_model, base=base))
+
+
+@_results
+def pair_radius_error(kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.lessons.pitfalls.pair_radius_error` of the pitfall table ``kind``."""
+    return pitfalls.pair_radius_error(pitfalls.TABLES[kind](n_positions, d_model, base=base))
+
+
+@_results
+def offset_dependence(kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.lessons.pitfalls.offset_dependence` of the pitfall table ``kind``."""
+    return pitfalls.offset_dependence(pitfalls.TABLES[kind](n_positions, d_model, base=base))
+
+
+@_results
+def nearest_distance(kind: str, n_positions: int, d_model: int) -> np.ndarray:
+    """Cached :func:`posviz.lessons.pitfalls.nearest_distance` of the pitfall table ``kind``."""
+    return pitfalls.nearest_distance(pitfalls.TABLES[kind](n_positions, d_model))
+
+
+@_matrices
+def pitfall_similarity(kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.analysis.cosine_similarity_matrix` of the pitfall table ``kind``."""
+    return analysis.cosine_similarity_matrix(pitfalls.TABLES[kind](n_positions, d_model, base=base))
+
+
+# -------------------------------------------------------------------------------------- posviz.lessons.precision
+
+
+@_matrices
+def pair_errors_by_dtype(
+    n_positions: int,
+    d_model: int,
+    *,
+    base: float = 10000.0,
+    dtypes: tuple[str, ...] = ("float16", "bfloat16", "float32"),
+    max_positions: int = 4096,
+) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Cached :func:`posviz.lessons.precision.pair_errors_by_dtype`."""
+    return precision.pair_errors_by_dtype(n_positions, d_model, base=base, dtypes=dtypes, max_positions=max_positions)
+
+
+# ------------------------------------------------------------------------------------- posviz.lessons.sinusoidal
+
+
+@_results
+def slow_pairs(d_model: int, n_positions: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.lessons.sinusoidal.slow_pairs`."""
+    return sinlesson.slow_pairs(d_model, n_positions, base=base)
+
+
+@_results
+def sampled_shift_residual(
+    n_positions: int,
+    d_model: int,
+    k: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    max_positions: int = 4096,
+) -> tuple[float, int]:
+    """Cached :func:`posviz.lessons.sinusoidal.sampled_shift_residual`."""
+    return sinlesson.sampled_shift_residual(
+        n_positions, d_model, k, base=base, layout=layout, max_positions=max_positions
+    )
+
+
+@_results
+def sinusoidal_offset_profile(
+    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_positions: int = 4096
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_offset_profile`."""
+    return sinlesson.sinusoidal_offset_profile(
+        n_positions, d_model, base=base, layout=layout, max_positions=max_positions
+    )
+
+
+@_results
+def sinusoidal_lag_spread(
+    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_positions: int = 1024
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_lag_spread`."""
+    return sinlesson.sinusoidal_lag_spread(n_positions, d_model, base=base, layout=layout, max_positions=max_positions)
+
+
+@_matrices
+def origin_similarity(
+    n_positions: int, d_model: int, bases: tuple[float, ...], *, max_points: int = 1024
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.sinusoidal.origin_similarity`."""
+    return sinlesson.origin_similarity(n_positions, d_model, bases, max_points=max_points)
+
+
+@_results
+def sinusoidal_beyond_training(
+    n_positions: int,
+    d_model: int,
+    train_len: int,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    margin: float = 0.01,
+    max_positions: int = 4096,
+    chunk: int = 1024,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_beyond_training`."""
+    return sinlesson.sinusoidal_beyond_training(
+        n_positions,
+        d_model,
+        train_len,
+        base=base,
+        layout=layout,
+        margin=margin,
+        max_positions=max_positions,
+        chunk=chunk,
+    )
+
+
+@_results
+def sinusoidal_projection(
+    n_positions: int,
+    d_model: int,
+    method: str = "pca",
+    max_positions: int = 2048,
+    *,
+    base: float = 10000.0,
+    layout: str = "interleaved",
+    seed: int = 0,
+):
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_projection`."""
+    return sinlesson.sinusoidal_projection(
+        n_positions, d_model, method, max_positions, base=base, layout=layout, seed=seed
+    )
+
+
+@_matrices
+def sinusoidal_similarity(
+    n_positions: int, d_model: int, max_positions: int = 1024, *, base: float = 10000.0, layout: str = "interleaved"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_similarity`."""
+    return sinlesson.sinusoidal_similarity(n_positions, d_model, max_positions, base=base, layout=layout)
+
+
+@_results
+def sinusoidal_row_norms(
+    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_positions: int = 4096
+) -> tuple[np.ndarray, np.ndarray]:
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_row_norms`."""
+    return sinlesson.sinusoidal_row_norms(n_positions, d_model, base=base, layout=layout, max_positions=max_positions)
+
+
+@_matrices
+def sinusoidal_block_means(
+    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_side: int = 1024
+) -> np.ndarray:
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_block_means`."""
+    return sinlesson.sinusoidal_block_means(n_positions, d_model, base=base, layout=layout, max_side=max_side)
+
+
+@_results
+def sinusoidal_row_norm(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_row_norm`."""
+    return sinlesson.sinusoidal_row_norm(n_positions, d_model, base=base)
+
+
+@_results
+def sinusoidal_position_probe(n_positions: int, d_model: int, limit: int = 1024, *, folds: int = 5, seed: int = 0):
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_position_probe`."""
+    return sinlesson.sinusoidal_position_probe(n_positions, d_model, limit, folds=folds, seed=seed)
+
+
+@_results
+def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
+    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_spectrum`."""
+    return sinlesson.sinusoidal_spectrum(n_positions, d_model, max_dims=max_dims)
+
+
+# ------------------------------------------------------------------------------------------------------------ figures
+#
+# Kept by ``st.cache_resource``, not copied: building and validating a plotly figure is most of a warm rerun (0.14 s
+# for RoPE's animation of 64 frames, on every rerun of every session otherwise).
+
+
+def _array_key(array: np.ndarray) -> tuple:
+    """What identifies ``array``'s values exactly: a table held by ``TABLES``, or a window of one, by that table's
+    key and the window (no pass over 1 GiB); any other array by its dtype, shape and a blake2b digest of its bytes
+    (Streamlit's own hash samples arrays of 500,000 elements or more, so two that differ in a few elements could
+    share a figure)."""
+    owner = array
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    held = None if owner.flags.writeable else TABLES.key_of(owner)
+    if held is not None:
+        start = array.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        return ("held", held, start, array.shape, array.strides, array.dtype.str)
+    data = np.ascontiguousarray(array)
+    if data.dtype.hasobject:
+        return ("objects", array.shape, tuple(data.ravel().tolist()))
+    return ("bytes", array.dtype.str, array.shape, hashlib.blake2b(memoryview(data).cast("B")).digest())
+
+
+def _figure(build):
+    return st.cache_resource(max_entries=FIGURE_ENTRIES, hash_funcs={np.ndarray: _array_key}, show_spinner=False)(build)
+
+
+@_figure
+def heatmap_figure(
+    matrix,
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    colorscale: str = "RdBu_r",
+    zmid: float | None = 0.0,
+    zmin: float | None = None,
+    zmax: float | None = None,
+    x0: float = 0.0,
+    y0: float = 0.0,
+    dx: float = 1.0,
+    dy: float = 1.0,
+    downsampled_note: str = "block means, {src} -> {dst}",
+    colorbar_title: str = "",
+    height: int = 460,
+) -> go.Figure:
+    """Cached :func:`posviz.figures.heatmap`; a large table held by ``TABLES`` is drawn from its ``preview``."""
+    return figures.heatmap(
+        matrix,
+        title=title,
+        x_title=x_title,
+        y_title=y_title,
+        colorscale=colorscale,
+        zmid=zmid,
+        zmin=zmin,
+        zmax=zmax,
+        x0=x0,
+        y0=y0,
+        dx=dx,
+        dy=dy,
+        downsampled_note=downsampled_note,
+        colorbar_title=colorbar_title,
+        height=height,
+        reduced=preview(matrix),
+    )
+
+
+@_figure
+def block_means_figure(means: np.ndarray, shape: tuple[int, int], **heatmap_kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.heatmap` of a ``shape`` table that is never built, from its block means."""
+    return figures.heatmap(np.broadcast_to(np.nan, tuple(shape)), reduced=means, **heatmap_kwargs)
+
+
+# Each builder of ``posviz.figures`` that a page draws unchanged, cached with its own signature and docstring.
+bars_figure = _figure(figures.bars)
+lines_figure = _figure(figures.lines)
+slopes_by_origin_figure = _figure(alibi_figures.slopes_by_origin)
+lines_with_marker_figure = _figure(alibi_figures.lines_with_marker)
+panels_figure = _figure(compare_figures.panels)
+attention_pair_figure = _figure(home_figures.attention_pair)
+token_bars_figure = _figure(home_figures.token_bars)
+versus_figure = _figure(pitfall_figures.versus)
+bucket_curve_figure = _figure(relative_figures.bucket_curve)
+rotation_animation_figure = _figure(rope_figures.rotation_animation)
+heatmap_pair_figure = _figure(rope_figures.heatmap_pair)
+decay_bounds_figure = _figure(rope_figures.decay_bounds)
+index_map_figure = _figure(rope_figures.index_map)
+rope_wavelengths_figure = _figure(rope_figures.wavelengths)
+class_map_figure = _figure(rope_figures.class_map)
+scale_growth_figure = _figure(rope_figures.scale_growth)
+dual_lines_figure = _figure(sinusoidal_figures.dual_lines)
+log_lines_figure = _figure(sinusoidal_figures.log_lines)
+sinusoidal_wavelengths_figure = _figure(sinusoidal_figures.wavelengths)
+lines_shaded_from_figure = _figure(sinusoidal_figures.lines_shaded_from)
+mask_heatmap_figure = _figure(xlnet_figures.mask_heatmap)
+rank_bars_figure = _figure(xlnet_figures.rank_bars)

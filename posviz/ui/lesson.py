@@ -1,9 +1,8 @@
 """What one run of a page showed: its figures in order, with their captions, for the slides and the handout.
 
 ``start`` (called by ``intro`` as a page begins) opens a new record for the run; ``record`` (called by ``show`` for
-every figure) adds to it. Figures are kept by reference, never copied or changed: most come from ``cache.figure``
-and are shared by every session. The record lives in the session until the next run of a page replaces it, and a
-handout reads it only when its button is pressed.
+every figure) adds to it. Figures are kept by reference, never copied or changed. The record lives in the session
+until the next run of a page replaces it, and a handout reads it only when its button is pressed.
 """
 
 from __future__ import annotations

@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import re
-import threading
-import weakref
-from collections import OrderedDict
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from posviz.figures import screen
 
-from . import cache, internals
+from . import internals
 from .i18n import t
 
 KEY = "present"
@@ -101,57 +98,13 @@ def first_sentence(text: str) -> tuple[str, str]:
 # ------------------------------------------------------------------------------------------------ figures
 
 
-class _Variants:
-    """The restyled copies of shared figures (``cache.figure``), one per figure and mode, least recently used
-    dropped first; an entry whose figure is gone is stale."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._entries: OrderedDict = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, fig, mode: tuple[bool, bool]):
-        key = (id(fig), mode)
-        with self._lock:
-            hit = self._entries.get(key)
-            if hit is not None and hit[0]() is fig:
-                self._entries.move_to_end(key)
-                return hit[1]
-        out = _restyled(fig, *mode)
-        with self._lock:
-            self._entries[key] = (weakref.ref(fig), out)
-            for stale in [k for k, (ref, _) in self._entries.items() if ref() is None]:
-                del self._entries[stale]
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
-        return out
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-
-VARIANTS = _Variants(cache.FIGURES)
-
-
-def _restyled(fig: go.Figure, large: bool, safe: bool) -> go.Figure:
-    """A new figure: ``fig`` as ``screen.restyle`` draws it, whose dictionary is computed once (``SharedFigure``)."""
-    drawn = screen.restyle(fig.to_dict(), large=large, safe=safe)
-    out = go.Figure(drawn, _validate=False)
-    out.__class__ = cache.SharedFigure
-    out.__dict__["_shared_dict"] = drawn
-    return out
-
-
 def for_screen(fig: go.Figure) -> go.Figure:
-    """``fig`` as the current mode draws it: itself in the normal mode; otherwise a restyled copy (the figure may be
-    shared through ``cache.figure``: it is never changed), made once per shared figure and mode."""
+    """``fig`` as the current mode draws it: itself in the normal mode; otherwise a restyled copy (``fig`` itself
+    is never changed)."""
     mode = (presenting(), high_contrast())
     if not any(mode):
         return fig
-    if isinstance(fig, cache.SharedFigure):
-        return VARIANTS.get(fig, mode)
-    return _restyled(fig, *mode)
+    return go.Figure(screen.restyle(fig.to_dict(), large=mode[0], safe=mode[1]), _validate=False)
 
 
 # ------------------------------------------------------------------------------------------------ controls

@@ -1,14 +1,36 @@
-"""The pages' cache (posviz/ui/cache.py: one process-wide store of core results keyed by parameters, bounded by the
-bytes of the arrays it holds): results equal the core's, are read-only, and a cached entry keeps only the array the
-page shows alive (an entry that pins a larger base array would hold memory the budget does not count)."""
+"""The pages' cache (posviz/ui/cache.py): thin wrappers with the core functions' parameters over Streamlit's
+``st.cache_data`` (results, a fresh copy on every hit), ``st.cache_resource`` (built figures, their arrays keyed
+exactly) and ``TABLES``, a store of the large position tables bounded by the bytes it holds.
+
+What it promises and is tested here: results equal the core's and a page cannot change a cached one; every byte a
+``TABLES`` entry holds is counted (arrays inside result objects, tuples, dicts, torch tensors) and the least recently
+used entries go once the budget is full; ``10`` and ``10.0`` are different keys; a table without parameters is keyed
+by its content, so a changed upload is never answered with an old result; every session shares the entries.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+import streamlit as st
 
 import posviz
+from posviz import analysis
 from posviz.ui import cache
+
+from ._support import APP_FILE, PAGE_FILES
+
+
+@pytest.fixture(autouse=True)
+def empty_caches():
+    """Every test starts from empty caches (they are the process's, shared with the other tests)."""
+    cache.TABLES.clear()
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    yield
+    cache.TABLES.clear()
 
 
 def owned_bytes(array: np.ndarray) -> int:
@@ -18,48 +40,59 @@ def owned_bytes(array: np.ndarray) -> int:
     return array.nbytes
 
 
+class Counter:
+    """Wraps a function of a module and counts its calls (the cache calls the module's attribute, so a patched
+    attribute sees every miss)."""
+
+    def __init__(self, monkeypatch, module, name: str):
+        self.calls = 0
+        original = getattr(module, name)
+
+        def counted(*args, **kwargs):
+            self.calls += 1
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, counted)
+
+
+# ------------------------------------------------------------------------------------------------ large tables
+
+
 @pytest.mark.parametrize("key", list(posviz.FAMILIES))
-def test_family_matrix_is_the_core_result_read_only(key):
+def test_family_table_is_the_core_result_read_only(key):
     fam = posviz.family(key)
-    params = tuple(sorted(fam.defaults().items()))
-    got = cache.family_matrix(key, params)
+    got = cache.family_table(key, fam.defaults())
     np.testing.assert_array_equal(got, np.asarray(fam.build(**fam.defaults())))
     assert not got.flags.writeable
     with pytest.raises(ValueError):
-        got[0, 0] = 1
+        got[(0,) * got.ndim] = 1
+    assert cache.family_table(key, fam.defaults()) is got  # a hit is the same array, never a copy
 
 
 @pytest.mark.parametrize("key", list(posviz.FAMILIES))
-def test_cached_entry_holds_only_the_shown_matrix(key):
+def test_a_held_table_keeps_only_the_shown_matrix_alive(key):
     """E.g. ALiBi shows one head: the entry must not keep the bias of every head alive (at the page's limits,
     64 heads x 1024 x 1024, that is 512 MiB pinned for an 8 MiB picture, per entry)."""
     fam = posviz.family(key)
-    got = cache.family_matrix(key, tuple(sorted(fam.defaults().items())))
-    assert owned_bytes(got) == got.nbytes, (
-        f"the cached {key} matrix ({got.nbytes:,} bytes) keeps a {owned_bytes(got):,}-byte base array alive"
-    )
+    got = cache.family_table(key, fam.defaults())
+    assert owned_bytes(got) == got.nbytes, f"the {key} table keeps a {owned_bytes(got):,}-byte base alive"
+    assert cache.TABLES.nbytes >= got.nbytes
 
 
-def test_cache_is_keyed_by_parameters():
-    a = cache.family_matrix("alibi", (("causal", True), ("head", 1), ("n_heads", 8), ("seq_len", 16)))
-    b = cache.family_matrix("alibi", (("causal", True), ("head", 2), ("n_heads", 8), ("seq_len", 16)))
-    np.testing.assert_array_equal(a, posviz.alibi_bias(8, 16)[1])
-    np.testing.assert_array_equal(b, posviz.alibi_bias(8, 16)[2])
-    assert cache.call(posviz.alibi_slopes, 4) is cache.call(posviz.alibi_slopes, 4)  # a hit returns the entry
-    np.testing.assert_array_equal(cache.call(posviz.alibi_slopes, 5), posviz.alibi_slopes(5))
+def test_tables_are_keyed_by_parameters_and_their_types():
+    """Another head is another table; an int and a float of the same value are two entries (``_typed``)."""
+    alibi = {"causal": True, "n_heads": 8, "seq_len": 16}
+    np.testing.assert_array_equal(cache.family_table("alibi", {**alibi, "head": 1}), posviz.alibi_bias(8, 16)[1])
+    np.testing.assert_array_equal(cache.family_table("alibi", {**alibi, "head": 2}), posviz.alibi_bias(8, 16)[2])
+    sin = {"d_model": 16, "layout": "interleaved", "n_positions": 20}
+    cache.family_table("sinusoidal", {**sin, "base": 10000})
+    cache.family_table("sinusoidal", {**sin, "base": 10000.0})
+    assert len(cache.TABLES) == 4
+    assert sorted(type(p["base"]).__name__ for p in cache.held_tables("sinusoidal")) == ["float", "int"]
 
 
-def test_similarity_uses_evenly_spaced_positions():
-    params = (("base", 10000.0), ("d_model", 16), ("layout", "interleaved"), ("n_positions", 50))
-    positions, sim = cache.similarity("sinusoidal", params, 10)
-    np.testing.assert_array_equal(positions, np.unique(np.round(np.linspace(0, 49, 10)).astype(int)))
-    assert positions[0] == 0 and positions[-1] == 49
-    table = posviz.sinusoidal(50, 16)
-    np.testing.assert_allclose(sim, posviz.cosine_similarity_matrix(table[positions]), atol=1e-12)
-
-
-def test_the_cache_is_bounded_by_bytes_and_forgets_the_least_recently_used():
-    store = cache._BudgetCache(budget=3 * 8 * 100)  # three arrays of 100 float64
+def test_the_store_is_bounded_by_bytes_and_forgets_the_least_recently_used():
+    store = cache.TableStore(budget=3 * (8 * 100 + 200))  # three arrays of 100 float64, with their headers
     made = []
 
     def compute(i):
@@ -70,172 +103,206 @@ def test_the_cache_is_bounded_by_bytes_and_forgets_the_least_recently_used():
         return run
 
     for i in range(3):
-        store.get(i, compute(i))
-    store.get(0, compute(0))  # touch 0: now 1 is the least recently used
-    store.get(3, compute(3))  # evicts 1
-    assert store.nbytes <= store.budget
-    store.get(0, compute(0))
-    store.get(1, compute(1))  # recomputed
+        store.get((i,), compute(i))
+    store.get((0,), compute(0))  # touch 0: now 1 is the least recently used
+    store.get((3,), compute(3))  # evicts 1
+    assert store.nbytes <= store.budget and len(store) == 3
+    store.get((0,), compute(0))
+    store.get((1,), compute(1))  # recomputed
     assert made == [0, 1, 2, 3, 1]
-    huge = store.get("huge", lambda: np.zeros(1000))  # larger than the budget: returned, not kept
+    huge = store.get(("huge",), lambda: np.zeros(1000))  # larger than the budget: returned, not kept
     assert huge.shape == (1000,) and not huge.flags.writeable
-    assert "huge" not in store._entries
+    assert ("huge",) not in store.keys()
 
 
-def test_tables_without_parameters_are_cached_by_content():
-    """Same bytes hit the cache; a one-element change is a different entry (never a stale result)."""
-    from posviz import analysis
+def test_a_result_object_is_counted_with_every_array_it_holds():
+    """A 41 kB ``PositionSpectrum`` is 41 kB of the budget, not 0: the store evicts for it."""
+    spectrum = analysis.position_spectrum(posviz.sinusoidal(256, 64))
+    arrays = sum(v.nbytes for v in vars(spectrum).values() if isinstance(v, np.ndarray))
+    assert arrays > 10_000
+    assert arrays <= cache.nbytes(spectrum) <= arrays + 4_096  # the arrays and the object's small headers
+    store = cache.TableStore(budget=int(1.5 * arrays))
+    store.get(("first",), lambda: analysis.position_spectrum(posviz.sinusoidal(256, 64)))
+    store.get(("second",), lambda: analysis.position_spectrum(posviz.sinusoidal(256, 64, base=100.0)))
+    assert store.keys() == [("second",)], "two spectra do not fit in 1.5 of one: the first must have gone"
+    assert store.nbytes == cache.nbytes(store.get(("second",), lambda: None))
 
+
+def test_nbytes_counts_containers_tensors_and_shared_memory_once():
+    torch = pytest.importorskip("torch")
+    a, b = np.zeros((10, 10)), np.ones(7, dtype=np.float32)
+    both = a.nbytes + b.nbytes
+    overhead = cache.nbytes(((a, b), {"x": [a[2:], b]})) - both  # a[2:] is a's memory again: counted once
+    assert 0 < overhead < 1_000
+    assert cache.nbytes(torch.zeros(50, 4, dtype=torch.float64)) == 50 * 4 * 8
+    model = torch.nn.Linear(8, 3)  # 8 x 3 weights and 3 biases, float32
+    assert cache.nbytes(model) == (8 * 3 + 3) * 4
+
+    @dataclasses.dataclass(frozen=True)
+    class Run:
+        losses: np.ndarray
+        model: object
+        config: dict
+
+    run = Run(np.zeros(1000), model, {"steps": 10})
+    assert 8_000 + (8 * 3 + 3) * 4 <= cache.nbytes(run) <= 8_000 + (8 * 3 + 3) * 4 + 2_000
+
+
+def test_arrays_inside_a_held_result_are_read_only():
+    @dataclasses.dataclass(frozen=True)
+    class Result:
+        table: np.ndarray
+        parts: dict
+
+    parent = np.arange(20.0)
+    held = cache.TABLES.get(("result",), lambda: Result(parent.reshape(4, 5), {"row": parent[:5]}))
+    assert not held.table.flags.writeable and not held.parts["row"].flags.writeable
+    assert held.parts["row"].base is None, "a view would keep its whole parent alive"
+
+
+def test_a_large_held_table_has_its_preview_kept_beside_it(monkeypatch):
+    calls = Counter(monkeypatch, cache.figures, "block_mean")
+    params = {"base": 10000.0, "d_model": 1100, "layout": "interleaved", "n_positions": 1100}
+    table = cache.family_table("sinusoidal", params)
+    first = cache.preview(table)
+    assert cache.preview(table) is first and calls.calls == 1
+    np.testing.assert_array_equal(first, posviz.figures.block_mean(posviz.sinusoidal(1100, 1100)))
+    assert cache.preview(np.array(table)) is None  # an equal copy is not the held table
+
+
+def test_the_budget_is_a_setting():
+    """POSVIZ_CACHE_MB sets the budget in megabytes; nonsense is refused with a sentence, not taken as zero."""
+    assert cache.budget_bytes({}) == cache.CACHE_MB_DEFAULT << 20
+    assert cache.budget_bytes({"POSVIZ_CACHE_MB": " 512 "}) == 512 << 20
+    for bad in ("0", "63", "-5", "1e3", "lots"):
+        with pytest.raises(ValueError, match="POSVIZ_CACHE_MB"):
+            cache.budget_bytes({"POSVIZ_CACHE_MB": bad})
+
+
+# ------------------------------------------------------------------------------------------------ results
+
+
+def test_a_page_cannot_change_a_cached_result():
+    """``st.cache_data`` returns a copy on every hit: changing it leaves the next hit as the core computed it."""
+    positions, similarity = cache.sinusoidal_similarity(40, 8, 10)
+    similarity[:] = 7.0
+    positions[:] = 0
+    again_positions, again = cache.sinusoidal_similarity(40, 8, 10)
+    np.testing.assert_array_equal(again_positions, posviz.evenly_spaced(40, 10))
+    table = posviz.sinusoidal(40, 8)
+    np.testing.assert_allclose(again, posviz.cosine_similarity_matrix(table[again_positions]), atol=1e-12)
+
+
+def test_an_int_and_a_float_are_different_entries(monkeypatch):
+    """``f(10)`` and ``f(10.0)`` are two keys: each call reaches the core with its own argument."""
+    seen = []
+    monkeypatch.setattr(analysis, "constant_guess_error", lambda n: seen.append(n) or repr(n))
+    assert cache.constant_guess_error(10) == "10"
+    assert cache.constant_guess_error(10.0) == "10.0"
+    assert cache.constant_guess_error(10) == "10"
+    assert [type(n) for n in seen] == [int, float]
+
+
+def test_an_analysis_is_keyed_by_the_table_name_never_the_array(monkeypatch):
+    """A family table is named by its parameters and built only on a miss; a table without parameters is named
+    by a digest of its bytes, so the same bytes hit and a one-element change is a new entry, never a stale one."""
+    builds = Counter(monkeypatch, cache, "family_table")
+    params = {"base": 10000.0, "d_model": 16, "layout": "interleaved", "n_positions": 50}
+    positions, sim = cache.sampled_similarity(cache.Table.family("sinusoidal", params), 10)
+    cache.sampled_similarity(cache.Table.family("sinusoidal", params), 10)
+    assert builds.calls == 1
+    np.testing.assert_array_equal(positions, posviz.evenly_spaced(50, 10))
+    np.testing.assert_allclose(sim, posviz.cosine_similarity_matrix(posviz.sinusoidal(50, 16)[positions]), atol=1e-12)
+
+    norms = Counter(monkeypatch, analysis, "row_norms")
     table = np.random.default_rng(1).normal(size=(40, 6))
-    first = cache.on_table(posviz.row_norms, analysis.table_digest(table), table)
-    assert cache.on_table(posviz.row_norms, analysis.table_digest(table.copy()), table.copy()) is first
+    first = cache.row_norms(cache.Table.content(table))
+    cache.row_norms(cache.Table.content(table.copy()))
+    assert norms.calls == 1
     changed = table.copy()
     changed[17, 3] += 1.0
-    again = cache.on_table(posviz.row_norms, analysis.table_digest(changed), changed)
+    again = cache.row_norms(cache.Table.content(changed))
+    assert norms.calls == 2
     np.testing.assert_array_equal(again, posviz.row_norms(changed))
     assert again[17] != first[17]
 
 
-# ------------------------------------------------------------------------------------------ built figures
+def test_a_changed_upload_is_loaded_again():
+    """Two uploads that differ in one value are two checkpoints; the same bytes again are the held one."""
+    import io
+
+    def upload(table) -> bytes:
+        buffer = io.BytesIO()
+        np.save(buffer, table)
+        return buffer.getvalue()
+
+    table = np.random.default_rng(2).normal(size=(30, 8))
+    digest, found = cache.checkpoint(upload(table))
+    assert cache.checkpoint(upload(table)) == (digest, found)
+    changed = table.copy()
+    changed[5, 5] = 3.0
+    other_digest, other = cache.checkpoint(upload(changed))
+    assert other_digest != digest
+    np.testing.assert_array_equal(other.table, changed)
+    assert not other.matrix.flags.writeable
+    assert cache._array_key(other.table)[:2] == ("held", ("checkpoint", other_digest, None, "matrix"))
 
 
-def _frozen(array) -> np.ndarray:
-    array = np.array(array, dtype=np.float64)
-    array.flags.writeable = False
-    return array
+# ------------------------------------------------------------------------------------------------ figures
 
 
-def test_a_figure_of_the_same_read_only_arrays_and_values_is_built_once():
-    from posviz import figures
-
-    cache.FIGURE_STORE.clear()
-    x, y = _frozen(np.arange(5)), _frozen(np.arange(5) ** 2)
-    first = cache.figure(figures.lines, x, {"y": y}, title="t", x_title="x", y_title="y")
-    assert cache.figure(figures.lines, x, {"y": y}, title="t", x_title="x", y_title="y") is first
-    np.testing.assert_array_equal(np.asarray(first.data[0].y, dtype=float), y)
-    # any difference is another figure: a value, a type (1 is not 1.0 is not True), an array that is equal but not
-    # the same object, the builder
-    other = cache.figure(figures.lines, x, {"y": y}, title="u", x_title="x", y_title="y")
-    assert other is not first and other.layout.title.text == "u"
-    assert cache.figure(figures.lines, x, {"y": _frozen(y)}, title="t", x_title="x", y_title="y") is not first
-    assert cache.figure(figures.bars, x, y, title="t", x_title="x", y_title="y") is not first
-
-
-def test_a_writeable_array_is_never_a_key():
-    """A page may change a writeable array in place between reruns, so its figure is built every time."""
-    from posviz import figures
-
-    x, y = np.arange(4.0), np.ones(4)
-    first = cache.figure(figures.lines, x, {"y": y}, title="t", x_title="x", y_title="y")
-    y[2] = 7.0
-    second = cache.figure(figures.lines, x, {"y": y}, title="t", x_title="x", y_title="y")
-    assert second is not first
-    np.testing.assert_array_equal(np.asarray(second.data[0].y, dtype=float), [1, 1, 7, 1])
+def test_a_figure_is_built_once_for_the_same_values_and_again_for_others(monkeypatch):
+    """Figures are keyed by the exact values of their arrays: a copy hits, a change in one element of a large
+    array (where Streamlit's own hash samples) builds another."""
+    builds = Counter(monkeypatch, cache.figures, "heatmap")
+    matrix = np.random.default_rng(3).normal(size=(800, 800))  # 640,000 elements: sampled by Streamlit's hash
+    first = cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y")
+    assert cache.heatmap_figure(matrix.copy(), title="t", x_title="x", y_title="y") is first
+    assert builds.calls == 1
+    changed = matrix.copy()
+    changed[400, 123] += 1.0
+    other = cache.heatmap_figure(changed, title="t", x_title="x", y_title="y")
+    assert builds.calls == 2 and other is not first
+    assert cache.heatmap_figure(matrix, title="another", x_title="x", y_title="y") is not first
 
 
-def test_a_dead_array_never_answers_for_a_new_one_with_its_id():
-    """Entries hold weak references: once an array is gone, a new array at the same address is not a hit."""
-    import gc
-
-    from posviz import figures
-
-    cache.FIGURE_STORE.clear()
-    built, addresses = [], set()
-    for value in range(30):  # freed arrays' addresses are reused quickly; each figure must show its own value
-        y = _frozen(np.full(3, float(value)))
-        addresses.add(id(y))
-        fig = cache.figure(figures.bars, ("a", "b", "c"), y, title="t", x_title="x", y_title="y")
-        built.append(float(fig.data[0].y[0]))
-        del y, fig
-        gc.collect()
-    assert len(addresses) < 30  # the situation this test is about did happen
-    assert built == [float(v) for v in range(30)]
+def test_a_held_table_keys_its_figure_by_its_parameters(monkeypatch):
+    """A 1,100 x 1,100 table held in TABLES is named by its key and window, never read whole to key a figure."""
+    params = {"base": 10000.0, "d_model": 1100, "layout": "interleaved", "n_positions": 1100}
+    table = cache.family_table("sinusoidal", params)
+    key = cache._array_key(table)
+    assert key[0] == "held" and key[1] == ("family", "sinusoidal", cache._typed(params))
+    assert cache._array_key(table[1:]) != key  # another window of the same table
+    np.testing.assert_array_equal(
+        posviz.figures.heatmap(table[1:], title="t", x_title="x", y_title="y").layout.meta["source_shape"],
+        [1099, 1100],
+    )
 
 
-def test_the_figure_cache_is_bounded():
-    from posviz import figures
-
-    cache.FIGURE_STORE.clear()
-    x = _frozen(np.arange(3))
-    for k in range(cache.FIGURES + 10):
-        cache.figure(figures.bars, ("a", "b", "c"), x, title=str(k), x_title="x", y_title="y")
-    assert len(cache.FIGURE_STORE._entries) == cache.FIGURES
+# ------------------------------------------------------------------------------------------------ sessions
 
 
-def test_figures_of_arrays_that_are_gone_are_dropped():
-    import gc
+def test_two_sessions_share_the_entries(monkeypatch):
+    """A second student opening the same view computes nothing: the core and the figure builder are not called
+    again, and the table is the same held object."""
+    from streamlit.testing.v1 import AppTest
 
-    from posviz import figures
+    from posviz.lessons import sinusoidal as sinlesson
 
-    cache.FIGURE_STORE.clear()
-    kept = _frozen(np.arange(3))
-    cache.figure(figures.bars, ("a", "b", "c"), kept, title="kept", x_title="x", y_title="y")
-    for k in range(5):
-        gone = _frozen(np.full(3, float(k)))
-        cache.figure(figures.bars, ("a", "b", "c"), gone, title="gone", x_title="x", y_title="y")
-        del gone
-        gc.collect()
-    assert len(cache.FIGURE_STORE._entries) == 2  # the kept one and the last one built
+    similarity = Counter(monkeypatch, sinlesson, "sinusoidal_similarity")
+    heatmaps = Counter(monkeypatch, cache.figures, "heatmap")
 
+    def student():
+        at = AppTest.from_file(str(APP_FILE), default_timeout=60)
+        at.switch_page(PAGE_FILES["sinusoidal"])
+        at.run()
+        assert not at.exception
+        return at
 
-def test_a_shared_figure_sends_the_dictionary_of_the_figure_it_was_built_as():
-    from posviz import figures
-
-    cache.FIGURE_STORE.clear()
-    x, y = _frozen(np.linspace(0, 1, 50)), _frozen(np.sin(np.linspace(0, 1, 50)))
-    shared = cache.figure(figures.lines, x, {"sin": y}, title="t", x_title="x", y_title="y")
-    assert isinstance(shared, cache.SharedFigure)
-    assert shared.to_dict() is shared.to_dict()  # computed once, for every rerun that draws it
-    fresh = figures.lines(x, {"sin": y}, title="t", x_title="x", y_title="y").to_json()
-    assert shared.to_json() == fresh
-
-
-def test_core_results_in_dicts_and_objects_are_read_only_and_key_figures():
-    """A dict of arrays (compare.beyond_training) and result objects are frozen by the cache, so figures built
-    from them, through dataclass arguments too (compare's Series), are kept."""
-    from posviz.figures import compare as cmpfig
-    from posviz.lessons import compare
-
-    cache.FIGURE_STORE.clear()
-    curves = cache.call(compare.beyond_training, 16, 64)
-    assert all(not a.flags.writeable for pair in curves.values() for a in pair if isinstance(a, np.ndarray))
-    rows = [("y", [cmpfig.Series("rope", "RoPE", *curves["rope"])])]
-    first = cache.figure(cmpfig.panels, rows, title="t", x_title="x")
-    again = [("y", [cmpfig.Series("rope", "RoPE", *cache.call(compare.beyond_training, 16, 64)["rope"])])]
-    assert cache.figure(cmpfig.panels, again, title="t", x_title="x") is first
-
-
-def test_views_of_a_cached_array_key_by_their_owner_and_window():
-    """``far[h]`` is a new view object on every rerun: it is the same figure when it shows the same window of the
-    same read-only owner, another when the window differs; a view of a writeable owner is never a key."""
-    from posviz import figures
-
-    cache.FIGURE_STORE.clear()
-    owner = _frozen(np.arange(12.0).reshape(3, 4))
-
-    def draw(row):
-        return cache.figure(figures.lines, owner[0], {"row": row}, title="t", x_title="x", y_title="y")
-
-    first = draw(owner[1])
-    assert draw(owner[1]) is first
-    assert draw(owner[2]) is not first
-    np.testing.assert_array_equal(np.asarray(draw(owner[2]).data[0].y, dtype=float), [8, 9, 10, 11])
-    assert draw(owner[1, ::2]) is not first  # same start, another stride
-    loose = np.arange(4.0)
-    view = loose[:]
-    view.flags.writeable = False
-    shown = cache.figure(figures.lines, owner[0], {"row": view}, title="t", x_title="x", y_title="y")
-    loose[0] = 99.0  # its owner can still change: never served from the cache
-    again = cache.figure(figures.lines, owner[0], {"row": view}, title="t", x_title="x", y_title="y")
-    assert again is not shown and float(again.data[0].y[0]) == 99.0
-
-
-def test_the_cache_budget_is_a_setting():
-    """POSVIZ_CACHE_MB sets the budget in megabytes; nonsense is refused with a sentence, not taken as zero."""
-    from posviz.ui.cache import CACHE_MB_DEFAULT, budget_bytes
-
-    assert budget_bytes({}) == CACHE_MB_DEFAULT << 20
-    assert budget_bytes({"POSVIZ_CACHE_MB": " 512 "}) == 512 << 20
-    for bad in ("0", "63", "-5", "1e3", "lots"):
-        with pytest.raises(ValueError, match="POSVIZ_CACHE_MB"):
-            budget_bytes({"POSVIZ_CACHE_MB": bad})
+    student()
+    assert similarity.calls == 1 and heatmaps.calls == 2  # the table's heatmap and the similarity's
+    held = cache.TABLES.keys()
+    second = student()
+    assert similarity.calls == 1 and heatmaps.calls == 2
+    assert cache.TABLES.keys() == held
+    assert len(second.get("plotly_chart")) == 2

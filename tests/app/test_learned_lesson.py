@@ -373,9 +373,7 @@ def test_a_random_table_is_built_whole_only_when_its_heatmap_shows_every_entry()
     from posviz.ui import cache
 
     def built(n: int) -> bool:
-        return any(
-            key[:2] == ("family", "learned") and dict(key[2])["n_positions"] == n for key in list(cache.STORE._entries)
-        )
+        return any(params["n_positions"] == n for params in cache.held_tables("learned"))
 
     view = visit_tabs(open_page("learned", query={"n": "3001", "d": "33"}), "learned", TABS)
     assert_view_clean(view)
@@ -415,6 +413,4 @@ def test_a_large_sin_init_table_is_summarised_in_closed_form_without_building_it
     spectrum = analysis.position_spectrum(table)
     np.testing.assert_allclose(as_array(power["data"][0]["y"]), spectrum.mean_power, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(as_array(dominant["data"][1]["y"]), spectrum.dominant)
-    assert not [
-        k for k in list(cache.STORE._entries) if k[:2] == ("family", "learned") and dict(k[2])["n_positions"] == n
-    ]
+    assert not [params for params in cache.held_tables("learned") if params["n_positions"] == n]

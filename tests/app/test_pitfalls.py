@@ -151,12 +151,12 @@ def expected_in_columns(tab: str, query: dict) -> tuple[list[np.ndarray], list[n
     n, d = int(query["n"]), int(query["d"])
     if tab == "exponent":
         variant = query.get("bug", "doubled")
-        core = pitfalls.table("correct", n, d), pitfalls.table(variant, n, d)
+        core = pitfalls.TABLES["correct"](n, d), pitfalls.TABLES[variant](n, d)
         written = sinusoidal_formula(n, d), doubled_formula(n, d, shift_cos=variant == "cos_shift")
     elif tab == "axes":
         core = (
-            posviz.cosine_similarity_matrix(pitfalls.table("correct", n, d)),
-            posviz.cosine_similarity_matrix(pitfalls.table("swapped", n, d)),
+            posviz.cosine_similarity_matrix(pitfalls.TABLES["correct"](n, d)),
+            posviz.cosine_similarity_matrix(pitfalls.TABLES["swapped"](n, d)),
         )
         written = cosine(sinusoidal_formula(n, d)), cosine(sinusoidal_formula(d, n).T)
     else:

@@ -361,9 +361,7 @@ def test_nonsense_in_the_url_falls_back():
 def built_tables(n: int, d: int) -> list:
     """Cached sinusoidal tables of n x d, whatever their other parameters."""
     return [
-        key
-        for key in list(cache.STORE._entries)
-        if key[:2] == ("family", "sinusoidal") and (dict(key[2])["n_positions"], dict(key[2])["d_model"]) == (n, d)
+        params for params in cache.held_tables("sinusoidal") if (params["n_positions"], params["d_model"]) == (n, d)
     ]
 
 

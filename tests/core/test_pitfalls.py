@@ -215,5 +215,19 @@ def test_bad_parameters_are_explained():
         pitfalls.buggy_sinusoidal(4, 4, variant="tripled")
     with pytest.raises(ValueError, match="at most 2,048 positions"):
         pitfalls.offset_dependence(np.ones((3000, 2)))
-    with pytest.raises(ValueError, match="kind"):
-        pitfalls.table("wrong", 4, 4)
+
+
+def test_the_pitfall_tables_are_the_named_tables():
+    """Each entry of TABLES is the table its name says, built with the same (n_positions, d_model, *, base)."""
+    n, d, base = 33, 12, 500.0
+    expected = {
+        "correct": posviz.sinusoidal(n, d, base=base),
+        "doubled": pitfalls.buggy_sinusoidal(n, d, base=base, variant="doubled"),
+        "cos_shift": pitfalls.buggy_sinusoidal(n, d, base=base, variant="cos_shift"),
+        "swapped": pitfalls.swapped_axes_table(n, d, base=base),
+        "random": posviz.learned_init(n, d),
+        "zero": np.zeros((n, d)),
+    }
+    assert set(pitfalls.TABLES) == set(expected)
+    for kind, table in expected.items():
+        np.testing.assert_array_equal(pitfalls.TABLES[kind](n, d, base=base), table)
