@@ -24,7 +24,9 @@ is only built on a miss.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import inspect
 import os
 import sys
 import threading
@@ -60,24 +62,21 @@ from posviz.lessons.claims import Evidence
 if TYPE_CHECKING:  # the lab imports torch, which a page that never trains should not pay for
     from posviz import lab
 
-#: Entries kept per cached function: for small results, and for functions that return a matrix (up to 1024 x 1024
-#: float64, 8 MB, each).
-RESULT_ENTRIES = 256
-MATRIX_ENTRIES = 8
-#: Built figures kept per figure builder (``st.cache_resource``) for every rerun and session; a figure holds at most
-#: a 2 MB image, most a few kB of lines.
-FIGURE_ENTRIES = 64
-#: Memory the large tables may hold together: ``POSVIZ_CACHE_MB`` megabytes (default 1,024). A server's memory is
-#: about 0.5 GB for Python and its libraries, this budget, and the smaller results of ``st.cache_data``.
+#: Small results kept per cached function (``st.cache_data``): arrays of at most some thousand numbers, strings.
+RESULT_ENTRIES = 128
+#: Built figures kept per figure builder (``st.cache_resource``) for every rerun and session.
+FIGURE_ENTRIES = 32
+#: Memory the large tables and results may hold together (``TABLES``): ``POSVIZ_CACHE_MB`` megabytes (default 1,024).
 CACHE_MB_DEFAULT = 1024
+#: What Streamlit's caches hold beside ``TABLES``, as the documented memory of a server counts it: the figures (the
+#: two heatmap builders keep images of at most 2 MB, 128 MB together; the others lines and bars of some thousand
+#: points) and the small results (every page and tab at its defaults: 1.1 MB together). A server's memory is about
+#: 0.5 GB for Python and its libraries, ``POSVIZ_CACHE_MB``, this, and the training lab's.
+STREAMLIT_CACHES_BYTES = 256 << 20
 
 
 def _results(func):
     return st.cache_data(max_entries=RESULT_ENTRIES, show_spinner=False)(func)
-
-
-def _matrices(func):
-    return st.cache_data(max_entries=MATRIX_ENTRIES, show_spinner=False)(func)
 
 
 def budget_bytes(environ=os.environ) -> int:
@@ -154,6 +153,27 @@ def _frozen(value):
     return value
 
 
+def _find(held, value, depth: int = 3) -> tuple | None:
+    """The path from ``held`` to ``value`` itself (indices, dict keys, field names), or None."""
+    if held is value:
+        return ()
+    if depth == 0:
+        return None
+    if isinstance(held, (tuple, list)):
+        parts = enumerate(held)
+    elif isinstance(held, dict):
+        parts = iter(held.items())
+    elif dataclasses.is_dataclass(held) and not isinstance(held, type):
+        parts = ((field.name, getattr(held, field.name)) for field in dataclasses.fields(held))
+    else:
+        return None
+    for name, part in parts:
+        where = _find(part, value, depth - 1)
+        if where is not None:
+            return (name, *where)
+    return None
+
+
 class TableStore:
     """A least-recently-used map from keys to large read-only results, holding at most ``budget`` bytes
     (:func:`nbytes` of each, every byte counted). A result larger than the whole budget is returned but not kept.
@@ -184,16 +204,14 @@ class TableStore:
         return result
 
     def key_of(self, value) -> tuple | None:
-        """Where ``value`` itself (not an equal copy) is held: its key, or its key and the name of the field of a
-        held result object (a loaded checkpoint's ``matrix``); None when it is not held."""
+        """Where ``value`` itself (not an equal copy) is held: its entry's key, followed by where it stands inside
+        the entry (an index of a tuple, a key of a dict, a field of a result object); None when it is not held."""
         with self._lock:
-            for key, held in self._entries.items():
-                if held is value:
-                    return key
-                if dataclasses.is_dataclass(held):
-                    for field in dataclasses.fields(held):
-                        if getattr(held, field.name) is value:
-                            return (*key, field.name)
+            entries = list(self._entries.items())
+        for key, held in entries:
+            where = _find(held, value)
+            if where is not None:
+                return (*key, *where)
         return None
 
     def keys(self) -> list[tuple]:
@@ -216,9 +234,40 @@ class TableStore:
 TABLES = TableStore(budget_bytes())
 
 
+def _typed_value(value) -> tuple:
+    """``value`` as part of a key, with its type, in tuples too (``10`` and ``10.0`` are equal keys otherwise)."""
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, *(_typed_value(item) for item in value))
+    return (type(value).__name__, value)
+
+
+def _untyped(typed: tuple | list):
+    """The value ``_typed_value`` made ``typed`` from."""
+    kind, *rest = typed
+    return (
+        {"tuple": tuple, "list": list}[kind](_untyped(item) for item in rest) if kind in ("tuple", "list") else rest[0]
+    )
+
+
 def _typed(params: Mapping[str, object] | Iterable[tuple[str, object]]) -> tuple:
-    """A family's parameters as a key: sorted by name, each value with its type (``10`` and ``10.0`` differ)."""
-    return tuple((name, type(value).__name__, value) for name, value in sorted(dict(params).items()))
+    """Named parameters as a key: sorted by name, each value with its type."""
+    return tuple((name, *_typed_value(value)) for name, value in sorted(dict(params).items()))
+
+
+def _held(func):
+    """``func`` with its results kept in ``TABLES``, keyed by its name and the values and types of its arguments:
+    for functions whose result can reach a million numbers, which ``st.cache_data`` would copy on every rerun,
+    count by entries rather than bytes, and leave to be hashed again whenever a figure is keyed on them."""
+    signature = inspect.signature(func)
+
+    @functools.wraps(func)
+    def held(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = (func.__module__, func.__qualname__, _typed(bound.arguments))
+        return TABLES.get(key, lambda: func(*args, **kwargs))
+
+    return held
 
 
 def family_table(family: str, params: Mapping[str, object] | Iterable[tuple[str, object]]) -> np.ndarray:
@@ -229,7 +278,9 @@ def family_table(family: str, params: Mapping[str, object] | Iterable[tuple[str,
 
 def held_tables(family: str) -> list[dict]:
     """The parameters of every table of ``family`` that ``TABLES`` holds now (what a test asks: was it built?)."""
-    return [{name: value for name, _, value in key[2]} for key in TABLES.keys() if key[:2] == ("family", family)]
+    return [
+        {name: _untyped(typed) for name, *typed in key[2]} for key in TABLES.keys() if key[:2] == ("family", family)
+    ]
 
 
 def preview(matrix: np.ndarray) -> np.ndarray | None:
@@ -296,35 +347,35 @@ def _array(table: AnyTable):
     return table.matrix if isinstance(table, Table) else table
 
 
-def _analysis(max_entries: int):
-    return st.cache_data(max_entries=max_entries, hash_funcs=_BY_KEY, show_spinner=False)
+def _analysis(func):
+    return st.cache_data(max_entries=RESULT_ENTRIES, hash_funcs=_BY_KEY, show_spinner=False)(func)
 
 
-@_analysis(RESULT_ENTRIES)
+@_analysis
 def row_norms(table: AnyTable) -> np.ndarray:
     """Cached :func:`posviz.analysis.row_norms`."""
     return analysis.row_norms(_array(table))
 
 
-@_analysis(MATRIX_ENTRIES)
+@_held
 def sampled_similarity(table: AnyTable, limit: int = 1024) -> tuple[np.ndarray, np.ndarray]:
     """Cached :func:`posviz.analysis.sampled_similarity`."""
     return analysis.sampled_similarity(_array(table), limit)
 
 
-@_analysis(RESULT_ENTRIES)
+@_analysis
 def strided_offset_profile(table: AnyTable, max_positions: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cached :func:`posviz.analysis.strided_offset_profile`."""
     return analysis.strided_offset_profile(_array(table), max_positions)
 
 
-@_analysis(RESULT_ENTRIES)
+@_analysis
 def lag_spread(table: AnyTable, max_positions: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cached :func:`posviz.analysis.lag_spread`."""
     return analysis.lag_spread(_array(table), max_positions)
 
 
-@_analysis(RESULT_ENTRIES)
+@_analysis
 def sampled_projection(
     table: AnyTable, limit: int = 2048, method: str = "pca", seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -332,25 +383,25 @@ def sampled_projection(
     return analysis.sampled_projection(_array(table), limit, method, seed)
 
 
-@_analysis(RESULT_ENTRIES)
+@_analysis
 def position_spectrum(table: AnyTable, *, max_dims: int = 512) -> PositionSpectrum:
     """Cached :func:`posviz.analysis.position_spectrum`."""
     return analysis.position_spectrum(_array(table), max_dims=max_dims)
 
 
-@_analysis(RESULT_ENTRIES)
+@_analysis
 def sampled_position_probe(table: AnyTable, limit: int = 1024, *, folds: int = 5, seed: int = 0) -> float:
     """Cached :func:`posviz.analysis.sampled_position_probe`."""
     return analysis.sampled_position_probe(_array(table), limit, folds=folds, seed=seed)
 
 
-@_analysis(RESULT_ENTRIES)
+@_analysis
 def read_table(table: AnyTable, limit: int = 1024) -> TableReading:
     """Cached :func:`posviz.analysis.read_table`."""
     return analysis.read_table(_array(table), limit)
 
 
-@_analysis(MATRIX_ENTRIES)
+@_held
 def extended_similarity(
     table: AnyTable, n_positions: int, method: str, limit: int = 1024
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -358,7 +409,7 @@ def extended_similarity(
     return learned.extended_similarity(_array(table), n_positions, method, limit)
 
 
-@_matrices
+@_held
 def random_grid(table: learned.RandomTable, limit: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Cached :meth:`posviz.encodings.learned.RandomTable.grid`."""
     return table.grid(limit)
@@ -367,7 +418,7 @@ def random_grid(table: learned.RandomTable, limit: int = 1024) -> tuple[np.ndarr
 # ------------------------------------------------------------------------------------------------ the lab
 
 
-@_matrices
+@_results
 def lab_similarities(config: lab.TrainConfig, _run: lab.RunResult) -> np.ndarray:
     """Cached :func:`posviz.analysis.similarity_stack` of a run's table snapshots, keyed by its configuration (a
     run is fully determined by it)."""
@@ -430,7 +481,7 @@ def alibi_span(n_heads: int, ratio: float = 0.01) -> np.ndarray:
     return alibi.alibi_span(n_heads, ratio)
 
 
-@_matrices
+@_held
 def alibi_distance_bias(n_heads: int, max_distance: int) -> np.ndarray:
     """Cached :func:`posviz.encodings.alibi.alibi_distance_bias`."""
     return alibi.alibi_distance_bias(n_heads, max_distance)
@@ -451,7 +502,7 @@ def article_slopes_agree(n_heads: int) -> np.ndarray:
 # -------------------------------------------------------------------------------------- posviz.encodings.learned
 
 
-@_matrices
+@_results
 def example_table() -> np.ndarray:
     """Cached :func:`posviz.encodings.learned.example_table`."""
     return learned.example_table()
@@ -520,7 +571,7 @@ def t5_unused_buckets(*, bidirectional: bool = True, num_buckets: int = 32, max_
     return relative.t5_unused_buckets(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
 
 
-@_matrices
+@_results
 def t5_synthetic_bias_table(num_buckets: int = 32, n_heads: int = 8, seed: int = 0) -> np.ndarray:
     """Cached :func:`posviz.encodings.relative.t5_synthetic_bias_table`."""
     return relative.t5_synthetic_bias_table(num_buckets, n_heads, seed)
@@ -556,7 +607,7 @@ def interleaved_to_half(rotated_dim: int) -> np.ndarray:
     return rope.interleaved_to_half(rotated_dim)
 
 
-@_matrices
+@_held
 def rope_score_matrix(
     n_positions: int, head_dim: int, *, base: float = 10000.0, layout: str = "half", seed: int | None = None
 ) -> np.ndarray:
@@ -564,7 +615,7 @@ def rope_score_matrix(
     return rope.rope_score_matrix(n_positions, head_dim, base=base, layout=layout, seed=seed)
 
 
-@_matrices
+@_held
 def rope_shifted_scores(
     n_positions: int, head_dim: int, shift: int, *, base: float = 10000.0, seed: int | None = None
 ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -572,7 +623,7 @@ def rope_shifted_scores(
     return rope.rope_shifted_scores(n_positions, head_dim, shift, base=base, seed=seed)
 
 
-@_matrices
+@_results
 def rope_pair_trajectory(q, positions, inv_freq, pairs, *, layout: str = "half") -> np.ndarray:
     """Cached :func:`posviz.encodings.rope.rope_pair_trajectory`."""
     return rope.rope_pair_trajectory(q, positions, inv_freq, pairs, layout=layout)
@@ -598,7 +649,7 @@ def layout_pair_index(rotated_dim: int) -> tuple[np.ndarray, np.ndarray]:
     return rope.layout_pair_index(rotated_dim)
 
 
-@_matrices
+@_held
 def rope_layout_check(
     head_dim: int, n_positions: int, *, base: float = 10000.0, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -606,7 +657,7 @@ def rope_layout_check(
     return rope.rope_layout_check(head_dim, n_positions, base=base, seed=seed)
 
 
-@_matrices
+@_held
 def partial_rotary_table(
     n_positions: int, head_dim: int, partial_rotary_factor: float, *, base: float = 10000.0, layout: str = "half"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -634,7 +685,7 @@ def compare_scalings(
 # ----------------------------------------------------------------------------------- posviz.encodings.sinusoidal
 
 
-@_matrices
+@_held
 def shift_matrix(d_model: int, k: float, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
     """Cached :func:`posviz.encodings.sinusoidal.shift_matrix`."""
     return sin.shift_matrix(d_model, k, base=base, layout=layout)
@@ -815,7 +866,7 @@ def rope_odd_reason(head_dim: int) -> str:
     return pitfalls.rope_odd_reason(head_dim)
 
 
-@_matrices
+@_held
 def pairing_scores(
     head_dim: int,
     n_positions: int,
@@ -859,7 +910,7 @@ def position_rounding(n_positions: int, max_positions: int = 4096) -> tuple[np.n
     return pitfalls.position_rounding(n_positions, max_positions)
 
 
-@_matrices
+@_held
 def pitfall_table(kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
     """Cached ``posviz.lessons.pitfalls.TABLES[kind]``: the correct sinusoidal table or one of its buggy variants."""
     return pitfalls.TABLES[kind](n_positions, d_model, base=base)
@@ -889,7 +940,7 @@ def nearest_distance(kind: str, n_positions: int, d_model: int) -> np.ndarray:
     return pitfalls.nearest_distance(pitfalls.TABLES[kind](n_positions, d_model))
 
 
-@_matrices
+@_held
 def pitfall_similarity(kind: str, n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
     """Cached :func:`posviz.analysis.cosine_similarity_matrix` of the pitfall table ``kind``."""
     return analysis.cosine_similarity_matrix(pitfalls.TABLES[kind](n_positions, d_model, base=base))
@@ -898,7 +949,7 @@ def pitfall_similarity(kind: str, n_positions: int, d_model: int, *, base: float
 # -------------------------------------------------------------------------------------- posviz.lessons.precision
 
 
-@_matrices
+@_held
 def pair_errors_by_dtype(
     n_positions: int,
     d_model: int,
@@ -954,7 +1005,7 @@ def sinusoidal_lag_spread(
     return sinlesson.sinusoidal_lag_spread(n_positions, d_model, base=base, layout=layout, max_positions=max_positions)
 
 
-@_matrices
+@_held
 def origin_similarity(
     n_positions: int, d_model: int, bases: tuple[float, ...], *, max_points: int = 1024
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -1004,7 +1055,7 @@ def sinusoidal_projection(
     )
 
 
-@_matrices
+@_held
 def sinusoidal_similarity(
     n_positions: int, d_model: int, max_positions: int = 1024, *, base: float = 10000.0, layout: str = "interleaved"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -1020,7 +1071,7 @@ def sinusoidal_row_norms(
     return sinlesson.sinusoidal_row_norms(n_positions, d_model, base=base, layout=layout, max_positions=max_positions)
 
 
-@_matrices
+@_held
 def sinusoidal_block_means(
     n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_side: int = 1024
 ) -> np.ndarray:

@@ -183,14 +183,34 @@ def test_the_budget_is_a_setting():
 
 
 def test_a_page_cannot_change_a_cached_result():
-    """``st.cache_data`` returns a copy on every hit: changing it leaves the next hit as the core computed it."""
+    """A small result (``st.cache_data``) is a copy on every hit: changing it leaves the next hit as the core
+    computed it. A large one (held in ``TABLES``, never copied) is read-only: changing it raises."""
+    slopes = cache.alibi_slopes(8)
+    slopes[:] = 7.0
+    np.testing.assert_array_equal(cache.alibi_slopes(8), 2.0 ** (-np.arange(1, 9)))
+
     positions, similarity = cache.sinusoidal_similarity(40, 8, 10)
-    similarity[:] = 7.0
-    positions[:] = 0
+    for array in (positions, similarity):
+        with pytest.raises(ValueError, match="read-only"):
+            array[0] = 0
     again_positions, again = cache.sinusoidal_similarity(40, 8, 10)
+    assert again is similarity  # the held array itself
     np.testing.assert_array_equal(again_positions, posviz.evenly_spaced(40, 10))
     table = posviz.sinusoidal(40, 8)
     np.testing.assert_allclose(again, posviz.cosine_similarity_matrix(table[again_positions]), atol=1e-12)
+
+
+def test_held_results_are_keyed_by_their_arguments_with_their_types(monkeypatch):
+    """``origin_similarity(..., bases=(10000,))`` and ``(10000.0,)`` are two entries, down inside the tuple."""
+    from posviz.lessons import sinusoidal as sinlesson
+
+    calls = Counter(monkeypatch, sinlesson, "origin_similarity")
+    cache.origin_similarity(64, 8, (10000,))
+    cache.origin_similarity(64, 8, (10000,))
+    assert calls.calls == 1
+    cache.origin_similarity(64, 8, (10000.0,))
+    cache.origin_similarity(64, 8, bases=(10000.0,), max_points=1024)  # the same call, spelled out
+    assert calls.calls == 2
 
 
 def test_an_int_and_a_float_are_different_entries(monkeypatch):
