@@ -1,20 +1,18 @@
 """Cached core calls and figures for the pages: one thin wrapper per function, with that function's parameters.
 
 Pages call ``cache.rope_inv_freq(head_dim, base=base)`` where a notebook calls ``rope.rope_inv_freq``; every wrapper
-names in its docstring the function it wraps. Three caches, all shared by every session of the server:
+names in its docstring the function it wraps. Two caches, both shared by every session of the server:
 
-- ``st.cache_data`` for results (at most ``RESULT_ENTRIES`` per function, ``MATRIX_ENTRIES`` for functions that
-  return a matrix of up to a million cells). Streamlit keys an entry by the function's code and the values of its
-  arguments (``10`` and ``10.0`` are different keys), keeps it pickled and returns a fresh copy on every hit, so a
-  page can never change a cached result.
-- ``TABLES`` for the few large tables (a family's table, a loaded checkpoint, the block means of a table drawn
-  from them) that must not be copied on every rerun: ``st.cache_resource`` would keep them without copying, but it
-  bounds a cache by a count of entries, and one table reaches 1 GiB at the largest sizes. ``TABLES`` bounds them by
-  the bytes they hold (``POSVIZ_CACHE_MB``, every byte counted by :func:`nbytes`) and drops the least recently
-  used; their arrays are read-only.
-- ``st.cache_resource`` for built figures (``*_figure``, at most ``FIGURE_ENTRIES`` per builder): building a plotly
-  figure is most of a warm rerun. Their arrays are keyed by their exact values (:func:`_array_key`), and a figure is
-  shared: draw it, never change it.
+- ``st.cache_data`` for small results (at most ``RESULT_ENTRIES`` per function). Streamlit keys an entry by the
+  function's code and the values of its arguments (``10`` and ``10.0`` are different keys), keeps it pickled and
+  returns a fresh copy on every hit, so a page can never change a cached result.
+- ``TABLES``, one store for what must not be copied on every rerun: a family's table (1 GiB at the largest sizes), a
+  loaded checkpoint, results that can reach a million numbers (``_held``) and built figures with their dictionaries
+  (``_figure``, ``HeldFigure``). ``st.cache_resource`` would keep them without copying, but it bounds a cache by a
+  count of entries; ``TABLES`` bounds them by the bytes they hold (``POSVIZ_CACHE_MB``, every byte counted by
+  :func:`nbytes`) and drops the least recently used. Its arrays are read-only; its figures are shared: draw them,
+  never change them. A figure's arguments are keyed by their exact values (:func:`_key`), an array held by
+  ``TABLES`` by its entry's key.
 
 An analysis of a table takes a :class:`Table` (or a ``learned.RandomTable``, which is its own key): the table's
 name, a family and its parameters or a digest of its content, is the key, never the array, and the table itself
@@ -64,15 +62,13 @@ if TYPE_CHECKING:  # the lab imports torch, which a page that never trains shoul
 
 #: Small results kept per cached function (``st.cache_data``): arrays of at most some thousand numbers, strings.
 RESULT_ENTRIES = 128
-#: Built figures kept per figure builder (``st.cache_resource``) for every rerun and session.
-FIGURE_ENTRIES = 32
-#: Memory the large tables and results may hold together (``TABLES``): ``POSVIZ_CACHE_MB`` megabytes (default 1,024).
-CACHE_MB_DEFAULT = 1024
-#: What Streamlit's caches hold beside ``TABLES``, as the documented memory of a server counts it: the figures (the
-#: two heatmap builders keep images of at most 2 MB, 128 MB together; the others lines and bars of some thousand
-#: points) and the small results (every page and tab at its defaults: 1.1 MB together). A server's memory is about
+#: Memory the large tables, results and built figures may hold together (``TABLES``): ``POSVIZ_CACHE_MB`` megabytes,
+#: by default 1,280: the largest table (1 GiB), its block means and its figures, and 0.25 GB of other figures.
+CACHE_MB_DEFAULT = 1280
+#: What ``st.cache_data`` holds, as the documented memory of a server counts it: small results, a few kB each (every
+#: page and tab at its defaults: 1.1 MB together), ``RESULT_ENTRIES`` per function at most. A server's memory is about
 #: 0.5 GB for Python and its libraries, ``POSVIZ_CACHE_MB``, this, and the training lab's.
-STREAMLIT_CACHES_BYTES = 256 << 20
+SMALL_RESULTS_BYTES = 64 << 20
 
 
 def _results(func):
@@ -98,7 +94,8 @@ def budget_bytes(environ=os.environ) -> int:
 def nbytes(value, _seen: set[tuple[str, int]] | None = None) -> int:
     """Bytes ``value`` holds: the data of its arrays (numpy, and torch tensors and a torch module's parameters and
     buffers) and of its strings, inside tuples, lists, dicts and dataclass fields at any depth, each object counted
-    once (two views of one array count their owner once); ``sys.getsizeof`` of anything else."""
+    once (two views of one array count their owner once); an object's own ``nbytes`` (a held figure's);
+    ``sys.getsizeof`` of anything else."""
     seen = set() if _seen is None else _seen
 
     def first_time(kind: str, ident: int) -> bool:
@@ -127,6 +124,8 @@ def nbytes(value, _seen: set[tuple[str, int]] | None = None) -> int:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = dataclasses.fields(value)
         return sys.getsizeof(value) + sum(nbytes(getattr(value, f.name), seen) for f in fields)
+    if isinstance(getattr(value, "nbytes", None), int):  # an object that counts itself (a held figure)
+        return value.nbytes
     return sys.getsizeof(value)
 
 
@@ -1099,15 +1098,34 @@ def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
 
 # ------------------------------------------------------------------------------------------------------------ figures
 #
-# Kept by ``st.cache_resource``, not copied: building and validating a plotly figure is most of a warm rerun (0.14 s
-# for RoPE's animation of 64 frames, on every rerun of every session otherwise).
+# Held in ``TABLES`` with their dictionaries: building a plotly figure, and then its dictionary (a copy of every array
+# as base64), is most of a warm rerun and of a class's server CPU (RoPE's animation of 64 frames: 0.14 s to build,
+# 40 ms for its dictionary, on every rerun of every session otherwise).
+
+
+class HeldFigure(go.Figure):
+    """A built figure and its dictionary, computed once: ``st.plotly_chart``, the presentation mode and the handout
+    read the figure through ``to_dict``, which otherwise copies every array on every rerun. Shared by every session
+    that draws the same figure: draw it, never change it (``go.Figure(held)`` is a copy to change)."""
+
+    def __init__(self, fig: go.Figure) -> None:
+        spec = fig.to_dict()
+        super().__init__(spec, _validate=False)
+        self._spec = spec
+
+    def to_dict(self) -> dict:
+        return self._spec
+
+    @property
+    def nbytes(self) -> int:
+        """Its dictionary's bytes, and twice as many again for the figure built from it (measured: at most 1.3
+        times)."""
+        return 3 * nbytes(self._spec)
 
 
 def _array_key(array: np.ndarray) -> tuple:
-    """What identifies ``array``'s values exactly: a table held by ``TABLES``, or a window of one, by that table's
-    key and the window (no pass over 1 GiB); any other array by its dtype, shape and a blake2b digest of its bytes
-    (Streamlit's own hash samples arrays of 500,000 elements or more, so two that differ in a few elements could
-    share a figure)."""
+    """What identifies ``array``'s values exactly: an array held by ``TABLES``, or a window of one, by its entry's
+    key and the window (no pass over 1 GiB); any other array by its dtype, shape and a blake2b digest of its bytes."""
     owner = array
     while isinstance(owner.base, np.ndarray):
         owner = owner.base
@@ -1117,12 +1135,46 @@ def _array_key(array: np.ndarray) -> tuple:
         return ("held", held, start, array.shape, array.strides, array.dtype.str)
     data = np.ascontiguousarray(array)
     if data.dtype.hasobject:
-        return ("objects", array.shape, tuple(data.ravel().tolist()))
+        return ("objects", array.shape, _key(data.ravel().tolist()))
     return ("bytes", array.dtype.str, array.shape, hashlib.blake2b(memoryview(data).cast("B")).digest())
 
 
+class _Unkeyable(TypeError):
+    """An argument whose value cannot name a figure (an arbitrary object)."""
+
+
+def _key(value) -> tuple:
+    """``value`` as part of a figure's key, exactly: plain values with their types (``True``, ``1`` and ``1.0`` draw
+    differently), arrays by :func:`_array_key`, containers and result objects (compare's ``Series``) item by item."""
+    if isinstance(value, np.ndarray):
+        return _array_key(value)
+    if value is None or isinstance(value, (str, bool, int, float, np.generic)):
+        return (type(value).__name__, value)
+    if isinstance(value, range):
+        return ("range", value.start, value.stop, value.step)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, *(_key(item) for item in value))
+    if isinstance(value, dict):
+        return ("dict", *((_key(k), _key(v)) for k, v in value.items()))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = (_key(getattr(value, field.name)) for field in dataclasses.fields(value))
+        return (type(value).__module__, type(value).__qualname__, *fields)
+    raise _Unkeyable(type(value).__name__)
+
+
 def _figure(build):
-    return st.cache_resource(max_entries=FIGURE_ENTRIES, hash_funcs={np.ndarray: _array_key}, show_spinner=False)(build)
+    """``build`` (a builder of ``posviz.figures``) with its figures held in ``TABLES`` as ``HeldFigure``, keyed by
+    its name and the exact values of its arguments; with an argument that has no such key, built afresh."""
+
+    @functools.wraps(build)
+    def held(*args, **kwargs):
+        try:
+            key = ("figure", build.__module__, build.__qualname__, _key(args), _key(kwargs))
+        except _Unkeyable:
+            return build(*args, **kwargs)
+        return TABLES.get(key, lambda: HeldFigure(build(*args, **kwargs)))
+
+    return held
 
 
 @_figure

@@ -11,6 +11,7 @@ by its content, so a changed upload is never answered with an old result; every 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pytest
@@ -272,30 +273,56 @@ def test_a_changed_upload_is_loaded_again():
 
 
 def test_a_figure_is_built_once_for_the_same_values_and_again_for_others(monkeypatch):
-    """Figures are keyed by the exact values of their arrays: a copy hits, a change in one element of a large
-    array (where Streamlit's own hash samples) builds another."""
+    """Figures are keyed by the exact values of their arguments: a copy hits, a change in one element of a large
+    array builds another, and so do another type of the same number and another title."""
     builds = Counter(monkeypatch, cache.figures, "heatmap")
-    matrix = np.random.default_rng(3).normal(size=(800, 800))  # 640,000 elements: sampled by Streamlit's hash
+    matrix = np.random.default_rng(3).normal(size=(800, 800))  # 640,000 elements: Streamlit's own hash samples
     first = cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y")
     assert cache.heatmap_figure(matrix.copy(), title="t", x_title="x", y_title="y") is first
     assert builds.calls == 1
     changed = matrix.copy()
     changed[400, 123] += 1.0
-    other = cache.heatmap_figure(changed, title="t", x_title="x", y_title="y")
-    assert builds.calls == 2 and other is not first
+    assert cache.heatmap_figure(changed, title="t", x_title="x", y_title="y") is not first
     assert cache.heatmap_figure(matrix, title="another", x_title="x", y_title="y") is not first
+    assert cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y", zmin=1) is not (
+        cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y", zmin=1.0)
+    )
+    assert builds.calls == 5
 
 
-def test_a_held_table_keys_its_figure_by_its_parameters(monkeypatch):
-    """A 1,100 x 1,100 table held in TABLES is named by its key and window, never read whole to key a figure."""
+def test_a_held_figure_sends_the_dictionary_of_the_figure_it_was_built_as():
+    """Its dictionary is computed once (every rerun's ``st.plotly_chart`` asks for it) and is the built figure's;
+    the figure is a new object, the builder's own is never changed, and it counts every byte it holds."""
+    import tracemalloc
+
+    from posviz import figures
+
+    x = np.linspace(0, 1, 2000)
+    built = figures.lines(x, {"sin": np.sin(x)}, title="t", x_title="x", y_title="y")
+    expected = built.to_json()
+    tracemalloc.start()
+    held = cache.HeldFigure(built)
+    allocated, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert type(built) is posviz.figures.base.go.Figure and built.to_json() == expected
+    assert held.to_dict() is held.to_dict()
+    assert held.to_json() == expected
+    assert json.loads(posviz.figures.base.go.Figure(held).to_json()) == json.loads(expected)  # a copy to change
+    assert cache.nbytes(held) >= allocated
+
+
+def test_a_figure_of_a_held_array_is_keyed_by_its_entry_not_its_bytes():
+    """A 1,100 x 1,100 table held in TABLES is named by its key and window, never read whole to key a figure; a
+    held result inside a tuple (a similarity matrix) too."""
     params = {"base": 10000.0, "d_model": 1100, "layout": "interleaved", "n_positions": 1100}
     table = cache.family_table("sinusoidal", params)
     key = cache._array_key(table)
     assert key[0] == "held" and key[1] == ("family", "sinusoidal", cache._typed(params))
     assert cache._array_key(table[1:]) != key  # another window of the same table
-    np.testing.assert_array_equal(
-        posviz.figures.heatmap(table[1:], title="t", x_title="x", y_title="y").layout.meta["source_shape"],
-        [1099, 1100],
+    _, similarity = cache.sinusoidal_similarity(100, 8, 50)
+    assert cache._array_key(similarity)[1][1:3] == (
+        "sinusoidal_similarity",
+        cache._typed({"base": 10000.0, "d_model": 8, "layout": "interleaved", "max_positions": 50, "n_positions": 100}),
     )
 
 
