@@ -49,8 +49,9 @@ def mrope_axes(head_dim: int, mrope_section, *, interleaved: bool = False) -> np
 
     Sectioned (Qwen2-VL, ``Qwen2VLRotaryEmbedding``): pairs [0, s_t) time, [s_t, s_t + s_h) height, the rest width.
     Interleaved (Qwen3-VL, ``Qwen3VLTextRotaryEmbedding``): pair j is height if j mod 3 = 1 and j < 3 s_h, width if
-    j mod 3 = 2 and j < 3 s_w, time otherwise. In both, pair j turns with frequency theta_j = base^(-2j / head_dim)
-    times that axis's position."""
+    j mod 3 = 2 and j < 3 s_w, time otherwise (so the shares are s_t, s_h, s_w only when 3 s_h and 3 s_w fit in
+    the head, as in the published [24, 20, 20]). In both, pair j turns with frequency theta_j =
+    base^(-2j / head_dim) times that axis's position."""
     head_dim = whole("head_dim", head_dim, minimum=2, maximum=4096)
     if head_dim % 2:
         raise ValueError(f"RoPE turns pairs of dimensions, so head_dim must be even; got {head_dim}")
