@@ -493,3 +493,68 @@ def test_the_size_limit_is_documented_and_generous():
     largest = max(len(posviz.models.preset_text(n).encode()) for n in PRESETS)
     assert largest * 10 < posviz.models.MAX_CONFIG_BYTES
     assert math.isfinite(largest)
+
+
+# ------------------------------------------------------------------------------------------------------------------
+# Pair layout: which dimension each dimension turns with, in the model's own rotation
+# ------------------------------------------------------------------------------------------------------------------
+
+
+def hf_rotated_basis(model_type: str, text, module, layer) -> np.ndarray:
+    """Row a: the model's rotation at position 1 applied to the basis vector e_a of one query head (one "head" per
+    basis vector), as the model's attention calls it. Covers the rotated slice (DeepSeek-V3: qk_rope_head_dim)."""
+    family = MODULES.get(model_type, model_type)
+    modeling = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+    size = layer.rotary_dim if model_type == "deepseek_v3" else layer.head_dim
+    basis = torch.eye(size, dtype=torch.float64)
+    x = torch.zeros(1, dtype=torch.float64)
+    position = torch.tensor([[1]])
+    if model_type == "gptj":
+        sin, cos = module(x, position)
+        rot = layer.rotary_dim
+        q = basis.view(1, 1, size, size)  # (batch, seq, heads, dim)
+        turned = modeling.apply_rotary_pos_emb(q[..., :rot], sin, cos)
+        return torch.cat([turned, q[..., rot:]], dim=-1)[0, 0].numpy()
+    if model_type == "llama4":
+        freqs = module(x, position)
+        q = basis.view(1, 1, size, size)
+        return modeling.apply_rotary_emb(q, q, freqs)[0][0, 0].numpy()
+    if model_type in ("qwen2_vl", "qwen3_vl"):
+        position = position.view(1, 1, 1).expand(3, 1, 1)
+    args = (layer.layer_type,) if hasattr(module, "layer_types") else ()
+    cos, sin = module(x, position, *args)
+    q = basis.view(1, size, 1, size)  # (batch, heads, seq, dim)
+    if model_type == "deepseek_v3" and text.rope_interleave:
+        return modeling.apply_rotary_pos_emb_interleave(q, q, cos, sin)[0][0, :, 0].numpy()
+    return modeling.apply_rotary_pos_emb(q, q, cos, sin)[0][0, :, 0].numpy()
+
+
+def partners(layer) -> np.ndarray:
+    """The dimension each dimension is paired with under posviz's layout (itself if it does not turn)."""
+    dims = np.arange(layer.rotary_dim if layer.head_dim is None else max(layer.head_dim, layer.rotary_dim))
+    r = layer.rotary_dim
+    if layer.layout == "interleaved":
+        paired = dims ^ 1
+    else:
+        paired = np.where(dims < r // 2, dims + r // 2, dims - r // 2)
+    return np.where(dims < r, paired, dims)
+
+
+@pytest.mark.parametrize("name", [n for n in PRESETS if hf_config(n)[0] not in ROPE_FREE])
+def test_pair_layout_is_the_models(name):
+    model_type, _, text = hf_config(name)
+    got = posviz.model_positions(posviz.models.preset(name))
+    with float64_torch():
+        module = rotary(model_type, text)
+        for group in got.summary():
+            layer = group.layer
+            if layer.kind != "rope":
+                continue
+            turned = np.abs(hf_rotated_basis(model_type, text, module, layer))
+            want = partners(layer)[: turned.shape[0]]
+            # dimensions a and b are paired when their images share an output dimension (DeepSeek's interleaved
+            # rotation writes its output half-split: the same permutation for queries and keys, scores unchanged)
+            shared = (turned @ turned.T) * (1 - np.eye(turned.shape[0]))
+            moved = shared.max(axis=1) > 0
+            found = np.where(moved, shared.argmax(axis=1), np.arange(turned.shape[0]))
+            np.testing.assert_array_equal(found, want, err_msg=f"{name}, layer type {layer.layer_type}")
