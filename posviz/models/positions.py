@@ -224,10 +224,12 @@ class LayerGroup:
 class ModelPositions:
     """The positions of every layer of a model: ``layers`` in order (``num_hidden_layers`` of them; for an
     encoder–decoder model, the encoder's). ``model_type``: the config's; ``text_model_type``: the type whose
-    config was read (a multimodal config's ``text_config``, e.g. "llama4_text"). ``max_position_embeddings`` and
-    ``original_max_position_embeddings`` (the pre-training context of a scaled RoPE, else None). ``ignored``:
-    (key, reason) pairs, the position keys of the config that change nothing (reasons in IGNORE_REASONS; rope
-    keys are written "rope_parameters.<key>", or "rope_parameters.<layer type>.<key>")."""
+    config was read (a multimodal config's ``text_config``, e.g. "llama4_text"). ``max_position_embeddings`` (the
+    config's or its class's default; MPT's ``max_seq_len``, GPT-J's ``n_positions``; None for BLOOM and T5, which
+    have no such limit) and ``original_max_position_embeddings`` (the pre-training context of a scaled RoPE, else
+    None). ``ignored``: (key, reason) pairs, the position keys of the config that change nothing (reasons in
+    IGNORE_REASONS; rope keys are written "rope_parameters.<key>", or "rope_parameters.<layer type>.<key>"; keys
+    inside a multimodal config's text_config "text_config.<key>", its own top-level ones bare)."""
 
     model_type: str
     text_model_type: str
@@ -269,6 +271,7 @@ class _Config:
         self.name = name
         self.read: set[str] = set()
         self.ignored: list[tuple[str, str]] = []
+        self.max_positions: int | None = None
 
     def has(self, key: str) -> bool:
         return self.raw.get(key) is not None
@@ -328,7 +331,8 @@ def _head_dim(c: _Config, hidden: int, heads: int, default: int | None) -> int:
 
 def _max_positions(c: _Config, default: int | None, aliases: tuple[str, ...] = ()) -> int | None:
     value = c.get("max_position_embeddings", default, aliases=aliases)
-    return None if value is None else whole("max_position_embeddings", value, maximum=1 << 40)
+    c.max_positions = None if value is None else whole("max_position_embeddings", value, maximum=1 << 40)
+    return c.max_positions
 
 
 def _layer_types(c: _Config, n_layers: int, default: list[str]) -> list[str]:
@@ -1090,6 +1094,7 @@ def _mpt(c: _Config) -> list[LayerPositions]:
         heads_aliases=("n_heads",),
         layers_aliases=("n_layers",),
     )
+    _max_positions(c, 2048, aliases=("max_seq_len",))
     attn = c.raw.get("attn_config")
     if attn is not None:
         attn = mapping("attn_config", attn)
@@ -1187,12 +1192,18 @@ def model_positions(config) -> ModelPositions:
             'the config has no "model_type", so posviz cannot tell which model reads it; add it (e.g. "llama")'
         )
     text_type = model_type
+    outer: list[tuple[str, str]] = []
+    prefix = ""
     if model_type in _WRAPPERS:
         text_type = _WRAPPERS[model_type]
         text = raw.get("text_config")
         if text is None:
             # Qwen2-VL's published config keeps its text keys at the top level; the others fall back to defaults
             text = {k: v for k, v in raw.items() if k != "vision_config"} if model_type == "qwen2_vl" else {}
+        else:
+            # the wrapper's own position keys never reach its decoder, which reads only its text_config
+            outer = [(key, "unread") for key in raw if key in POSITION_KEYS]
+            prefix = "text_config."
         raw = dict(mapping("text_config", text))
         inner = raw.get("model_type")
         if inner is not None and inner not in (text_type, model_type):
@@ -1213,14 +1224,13 @@ def model_positions(config) -> ModelPositions:
     original = next(
         (x.original_max_position_embeddings for x in layers if x.original_max_position_embeddings is not None), None
     )
-    max_pos = c.raw.get("max_position_embeddings", c.raw.get("n_positions"))
     return ModelPositions(
         model_type=model_type,
         text_model_type=text_type,
         layers=layers,
-        max_position_embeddings=max_pos if isinstance(max_pos, int) and not isinstance(max_pos, bool) else None,
+        max_position_embeddings=c.max_positions,
         original_max_position_embeddings=original,
-        ignored=tuple(c.unread()),
+        ignored=tuple(outer + [(prefix + key, reason) for key, reason in c.unread()]),
     )
 
 

@@ -558,3 +558,27 @@ def test_pair_layout_is_the_models(name):
             moved = shared.max(axis=1) > 0
             found = np.where(moved, shared.argmax(axis=1), np.arange(turned.shape[0]))
             np.testing.assert_array_equal(found, want, err_msg=f"{name}, layer type {layer.layer_type}")
+
+
+def test_a_multimodal_configs_own_position_keys_do_not_reach_its_decoder():
+    cfg = posviz.models.preset("gemma3_4b")
+    cfg.pop("_source")
+    cfg["rope_theta"] = 123.0
+    cfg["text_config"]["no_rope_layers"] = [0] * 34
+    got = posviz.model_positions(cfg)
+    assert ("rope_theta", "unread") in got.ignored
+    assert ("text_config.no_rope_layers", "unread") in got.ignored
+    text = AutoConfig.for_model("gemma3", **copy.deepcopy({k: v for k, v in cfg.items() if k != "model_type"}))
+    text = text.get_text_config()
+    assert text.rope_parameters["full_attention"]["rope_theta"] == 1_000_000.0
+    assert {x.rope_theta for x in got.layers} == {10_000.0, 1_000_000.0}
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_the_length_is_the_config_classes(name):
+    model_type, _, text = hf_config(name)
+    got = posviz.model_positions(posviz.models.preset(name))
+    want = getattr(text, "max_position_embeddings", None)
+    if model_type == "mpt":
+        want = text.max_seq_len
+    assert got.max_position_embeddings == want
