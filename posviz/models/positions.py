@@ -119,21 +119,25 @@ ROPE_TYPES = tuple(_ROPE_KEYS)
 
 @dataclasses.dataclass(frozen=True)
 class TemperatureTuning:
-    """Llama 4's attention temperature on its NoPE layers: the query at position m is multiplied by
+    """A query scale that grows with the position m (attention temperature tuning):
 
-        s(m) = 1 + attn_scale * ln(1 + floor((m + 1) / floor_scale)),
+        s(m) = 1 + attn_scale * ln(1 + floor((m + offset) / floor_scale)),
 
-    1 for the first floor_scale - 1 positions, then growing like the log of the length, so that attention does
-    not flatten over very long contexts (Nakanishi 2025, "Scalable-Softmax Is Superior for Attention",
-    arXiv:2501.19399; transformers ``Llama4TextAttention``)."""
+    1 over the first floor_scale positions, then growing like the log of the length, so that attention does not
+    flatten over very long contexts (Nakanishi 2025, "Scalable-Softmax Is Superior for Attention",
+    arXiv:2501.19399). Llama 4 applies it on its NoPE layers (``attn_temperature_tuning``: offset 1,
+    ``floor_scale`` 8,192, ``attn_scale`` 0.1; transformers ``Llama4TextAttention``); Ministral 3 on every layer
+    (``llama_4_scaling_beta`` as attn_scale, the rope parameters' original_max_position_embeddings as floor_scale,
+    offset 0; ``get_llama_4_attn_scale``)."""
 
     floor_scale: float
     attn_scale: float
+    offset: float = 1.0
 
     def scale(self, positions) -> np.ndarray:
         """s(m) for each position m (vectorised)."""
         m = np.asarray(positions, dtype=np.float64)
-        return 1.0 + self.attn_scale * np.log1p(np.floor((m + 1.0) / self.floor_scale))
+        return 1.0 + self.attn_scale * np.log1p(np.floor((m + self.offset) / self.floor_scale))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -1074,6 +1078,52 @@ def _mrope(default_section: list[int], interleaved: bool, ignore_keys: frozenset
     return read
 
 
+def _ministral3(c: _Config) -> list[LayerPositions]:
+    """Ministral3Config: like Mistral (``sliding_window`` on every layer when set), with YaRN by default (factor 16
+    over 16,384 tokens, base 1e6) and ``llama_4_scaling_beta`` in the rope parameters: every layer multiplies its
+    queries by 1 + beta ln(1 + floor(m / original_max_position_embeddings))."""
+    hidden, heads, n_layers = _sizes(c, hidden=4096, heads=32, layers=34)
+    head_dim = _head_dim(c, hidden, heads, 128)
+    max_pos = _max_positions(c, 262144)
+    if not c.has("rope_parameters") and not c.has("rope_scaling"):
+        c.raw = {
+            **c.raw,
+            "rope_parameters": {
+                "type": "yarn",
+                "rope_theta": 1000000.0,
+                "factor": 16.0,
+                "original_max_position_embeddings": 16384,
+                "max_position_embeddings": max_pos,
+                "beta_fast": 32.0,
+                "beta_slow": 1.0,
+                "mscale_all_dim": 1.0,
+                "mscale": 1.0,
+                "llama_4_scaling_beta": 0.1,
+            },
+        }
+    rope = _standard_rope(c, default_theta=10000.0, max_pos=max_pos)
+    _validate_rope(c, rope, "rope_parameters", frozenset({"llama_4_scaling_beta", "max_position_embeddings"}))
+    beta, original = rope.get("llama_4_scaling_beta"), rope.get("original_max_position_embeddings")
+    if beta is None or original is None:
+        raise ValueError(
+            "Ministral 3 scales its queries with rope_parameters.llama_4_scaling_beta over "
+            "original_max_position_embeddings, and this config lacks "
+            f"{'llama_4_scaling_beta' if beta is None else 'original_max_position_embeddings'} (transformers fails "
+            "on it when it runs)"
+        )
+    tuning = TemperatureTuning(
+        number("original_max_position_embeddings", original),
+        number("llama_4_scaling_beta", beta, positive=False),
+        offset=0.0,
+    )
+    window = _optional_whole("sliding_window", c.get("sliding_window"))
+    c.read.add("layer_types")
+    c.ignore("layer_types", "unread")
+    maker = _RopeMaker(rope, head_dim, max_pos)
+    attention = "sliding" if window is not None else "full"
+    return [maker.layer(i, attention=attention, window=window, temperature_tuning=tuning) for i in range(n_layers)]
+
+
 def _bloom(c: _Config) -> list[LayerPositions]:
     """BloomConfig: ALiBi in every layer, slopes 2^(-8h/n) for n heads (Press et al. 2022); no position
     embedding."""
@@ -1137,6 +1187,7 @@ def _t5(c: _Config) -> list[LayerPositions]:
 _FAMILIES: dict[str, tuple[str, Callable[[_Config], list[LayerPositions]]]] = {
     "llama": ("LlamaConfig", _simple(_Simple("Llama", 4096, 32, 32, 2048, divisible=True))),
     "mistral": ("MistralConfig", _simple(_Simple("Mistral", 4096, 32, 32, 131072, sliding="all"))),
+    "ministral3": ("Ministral3Config", _ministral3),
     "qwen2": ("Qwen2Config", _simple(_Simple("Qwen2", 4096, 32, 32, 32768, sliding="qwen"))),
     "qwen3": ("Qwen3Config", _simple(_Simple("Qwen3", 4096, 32, 32, 32768, head_dim=128, sliding="qwen"))),
     "llama4_text": ("Llama4TextConfig", _llama4_text),
@@ -1169,7 +1220,10 @@ _WRAPPERS = {
     "gemma3": "gemma3_text",
     "qwen3_vl": "qwen3_vl_text",
     "qwen2_vl": "qwen2_vl_text",
+    "mistral3": "mistral",
 }
+#: Wrappers whose text_config may be of another type than the default above.
+_WRAPPED_TYPES = {"mistral3": ("mistral", "ministral3")}
 
 #: The model types model_positions reads (multimodal wrappers included).
 MODEL_TYPES = tuple(sorted(set(_FAMILIES) | set(_WRAPPERS)))
@@ -1206,7 +1260,9 @@ def model_positions(config) -> ModelPositions:
             prefix = "text_config."
         raw = dict(mapping("text_config", text))
         inner = raw.get("model_type")
-        if inner is not None and inner not in (text_type, model_type):
+        if isinstance(inner, str) and inner in _WRAPPED_TYPES.get(model_type, ()):
+            text_type = inner
+        elif inner is not None and inner not in (text_type, model_type):
             raise ValueError(
                 f"a {model_type} config's text_config must describe a {text_type} decoder; it says model_type {inner!r}"
             )

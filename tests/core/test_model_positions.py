@@ -124,7 +124,7 @@ def expected_layers(model_type: str, text) -> list[dict]:
             if t == "sliding_attention":  # ModernBertAttention: sliding_window + 1 on each side, local_attention wide
                 attention, window = "sliding", text.local_attention
                 assert text.local_attention == 2 * text.sliding_window
-        elif model_type in ("mistral", "phi3"):
+        elif model_type in ("mistral", "phi3", "ministral3"):
             if text.sliding_window is not None:  # the whole model's mask is a sliding window
                 attention, window = "sliding", text.sliding_window
         elif t == "sliding_attention" and text.sliding_window is not None:
@@ -328,6 +328,7 @@ VARIANTS = {
         {**SMALL, "rope_parameters": {"rope_type": "proportional", "rope_theta": 1e4, "partial_rotary_factor": 0.25}},
     ),
     "cohere2 reads head_dim": ("cohere2", {**SMALL, "head_dim": 32}),
+    "ministral3 with its class's default yarn": ("ministral3", {**SMALL, "head_dim": 64, "sliding_window": 512}),
     "deepseek yarn without mscale_all_dim": (
         "deepseek_v3",
         {
@@ -582,3 +583,25 @@ def test_the_length_is_the_config_classes(name):
     if model_type == "mpt":
         want = text.max_seq_len
     assert got.max_position_embeddings == want
+
+
+def test_ministral3_query_scale_is_the_models():
+    """Ministral 3's llama_4_scaling_beta: every layer's query scale against ``get_llama_4_attn_scale``."""
+    from transformers.models.ministral3.modeling_ministral3 import get_llama_4_attn_scale
+
+    hf = AutoConfig.for_model("ministral3", **SMALL)
+    got = posviz.model_positions({"model_type": "ministral3", **SMALL})
+    positions_ = torch.arange(0, 70000, 61, dtype=torch.float64).view(1, -1)
+    params = hf.rope_parameters
+    want = get_llama_4_attn_scale(
+        positions_, params["llama_4_scaling_beta"], params["original_max_position_embeddings"]
+    )
+    for layer in got.layers:
+        np.testing.assert_allclose(layer.temperature_tuning.scale(positions_[0].numpy()), want.flatten(), rtol=RTOL)
+    assert ("rope_parameters.max_position_embeddings", "unrecognised") not in got.ignored
+
+
+def test_a_mistral3_wrapper_reads_its_ministral3_decoder():
+    got = posviz.model_positions({"model_type": "mistral3", "text_config": {"model_type": "ministral3", **SMALL}})
+    assert got.text_model_type == "ministral3"
+    assert all(x.temperature_tuning is not None and x.rope_type == "yarn" for x in got.layers)
