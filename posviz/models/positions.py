@@ -627,7 +627,14 @@ def _llama4_text(c: _Config) -> list[LayerPositions]:
         ["chunked_attention" if r and chunk is not None else "full_attention" for r in use_rope],
     )
     tuning = None
-    if flag("attn_temperature_tuning", c.get("attn_temperature_tuning", True)):
+    switch = c.get("attn_temperature_tuning", True)
+    if not isinstance(switch, bool):
+        raise ValueError(
+            f"attn_temperature_tuning must be true or false, got {switch!r}: transformers 5.24's Llama4TextConfig "
+            "refuses anything else (Llama 4 Scout's published config.json says 4, which earlier versions read as "
+            "true; write true)"
+        )
+    if switch:
         tuning = TemperatureTuning(
             number("floor_scale", c.get("floor_scale", 8192)), number("attn_scale", c.get("attn_scale", 0.1))
         )

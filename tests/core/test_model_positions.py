@@ -442,6 +442,7 @@ REFUSED_BY_BOTH = {
     ),
     "phi3 with a rope type it does not read": ("phi3", {**SMALL, "rope_scaling": {"type": "linear", "factor": 2.0}}),
     "hidden size not divisible by the heads": ("llama", {**SMALL, "hidden_size": 250}),
+    "Llama 4 Scout's published temperature switch, 4": ("llama4_text", {**SMALL, "attn_temperature_tuning": 4}),
 }
 
 
