@@ -405,17 +405,41 @@ def _standard_rope(
             f"{c.name} reads one set of rope parameters for all its layers, but this config nests them under "
             f"{', '.join(map(repr, nested))}; write them as one object (rope_type, rope_theta, ...)"
         )
-    rope.setdefault("rope_theta", c.get(theta_key, default_theta))
-    prf = c.get(prf_key, prf_default)
-    if prf is not None:
-        rope.setdefault("partial_rotary_factor", prf)
+    _fill(c, rope, "rope_theta", theta_key, default_theta)
+    _fill(c, rope, "partial_rotary_factor", prf_key, prf_default)
     _set_type(rope, "rope_parameters")
-    if rope["rope_type"] in _ORIGINAL_LENGTH_TYPES:
-        if original_override is not None:
-            rope["original_max_position_embeddings"] = original_override
-        elif max_pos is not None:
-            rope.setdefault("original_max_position_embeddings", max_pos)
+    _original_length(c, rope, max_pos, original_override)
     return rope
+
+
+def _fill(c: _Config, rope: dict, key: str, top_key: str, default) -> None:
+    """``rope[key]`` from the top-level ``top_key`` (else ``default``) when the rope dict lacks it; a top-level
+    value the dict already overrides is listed as ignored."""
+    top = c.get(top_key)
+    if key in rope:
+        if top is not None and top != rope[key]:
+            c.ignore(top_key, "overridden")
+        return
+    value = default if top is None else top
+    if value is not None:
+        rope[key] = value
+
+
+def _original_length(c: _Config, rope: dict, max_pos: int | None, override: int | None = None) -> None:
+    """The pre-training length of llama3 / yarn / longrope, as ``standardize_rope_params`` sets it when the
+    rotary module is built: a top-level ``original_max_position_embeddings`` (an attribute of the config by then;
+    Phi-3's is a field of its class, default 4,096) replaces the dict's, which otherwise defaults to
+    max_position_embeddings."""
+    if rope["rope_type"] not in _ORIGINAL_LENGTH_TYPES:
+        return
+    top = c.get("original_max_position_embeddings", override)
+    if top is not None:
+        top = whole("original_max_position_embeddings", top)
+        if "original_max_position_embeddings" in rope and rope["original_max_position_embeddings"] != top:
+            c.ignored.append(("rope_parameters.original_max_position_embeddings", "overridden"))
+        rope["original_max_position_embeddings"] = top
+    elif max_pos is not None:
+        rope.setdefault("original_max_position_embeddings", max_pos)
 
 
 def _set_type(rope: dict, where: str) -> None:
@@ -950,11 +974,10 @@ def _phi3(c: _Config) -> list[LayerPositions]:
     if scaling and params:
         c.ignore("rope_parameters", "overridden")
     rope = dict(scaling or params)
-    rope.setdefault("rope_theta", c.get("rope_theta", 10000.0))
-    rope.setdefault("partial_rotary_factor", c.get("partial_rotary_factor", 1.0))
+    _fill(c, rope, "rope_theta", "rope_theta", 10000.0)
+    _fill(c, rope, "partial_rotary_factor", "partial_rotary_factor", 1.0)
     _set_type(rope, "rope_parameters")
-    if rope["rope_type"] in _ORIGINAL_LENGTH_TYPES:
-        rope["original_max_position_embeddings"] = original
+    _original_length(c, rope, max_pos, original)
     if rope["rope_type"] in ("su", "yarn"):
         rope["rope_type"] = "longrope"
     if rope["rope_type"] not in ("default", "longrope"):
@@ -1055,13 +1078,12 @@ def _mrope(default_section: list[int], interleaved: bool, ignore_keys: frozenset
         if scaling and params:
             c.ignore("rope_parameters", "overridden")
         rope = dict(scaling or params)
-        rope.setdefault("rope_theta", c.get("rope_theta", theta))
+        _fill(c, rope, "rope_theta", "rope_theta", theta)
         if rope.get("rope_type", rope.get("type")) == "mrope":
             rope["rope_type"] = "default"
             rope.pop("type", None)
         _set_type(rope, "rope_parameters")
-        if rope["rope_type"] in _ORIGINAL_LENGTH_TYPES and max_pos is not None:
-            rope.setdefault("original_max_position_embeddings", max_pos)
+        _original_length(c, rope, max_pos)
         _validate_rope(c, rope, "rope_parameters", ignore_keys)
         from .mrope import check_section
 

@@ -328,6 +328,22 @@ VARIANTS = {
         {**SMALL, "rope_parameters": {"rope_type": "proportional", "rope_theta": 1e4, "partial_rotary_factor": 0.25}},
     ),
     "cohere2 reads head_dim": ("cohere2", {**SMALL, "head_dim": 32}),
+    "a top-level original length replaces the rope dict's": (
+        "llama",
+        {
+            **SMALL,
+            "original_max_position_embeddings": 2048,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 512},
+        },
+    ),
+    "a top-level original length on qwen2_vl": (
+        "qwen2_vl_text",
+        {
+            **SMALL,
+            "original_max_position_embeddings": 2048,
+            "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "mrope_section": [8, 12, 12]},
+        },
+    ),
     "ministral3 with its class's default yarn": ("ministral3", {**SMALL, "head_dim": 64, "sliding_window": 512}),
     "deepseek yarn without mscale_all_dim": (
         "deepseek_v3",
@@ -382,6 +398,11 @@ IGNORED = {
     ),
     "sliding_window on llama": ("llama", {"sliding_window": 64}, ("sliding_window", "unread")),
     "rope_theta on gpt_neox (it reads rotary_emb_base)": ("gpt_neox", {"rope_theta": 5.0e5}, ("rope_theta", "unread")),
+    "a top-level rope_theta under a rope dict that has one": (
+        "llama",
+        {"rope_theta": 5.0, "rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}},
+        ("rope_theta", "overridden"),
+    ),
     "no_rope_layers on llama": ("llama", {"no_rope_layers": [0, 1, 1, 1, 1, 1]}, ("no_rope_layers", "unread")),
     "rope_local_base_freq on gemma2": ("gemma2", {"rope_local_base_freq": 100.0}, ("rope_local_base_freq", "unread")),
 }
