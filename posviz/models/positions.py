@@ -688,7 +688,8 @@ def _nested_rope(
     scaling_to: tuple[str, ...],
 ) -> dict[str, dict]:
     """The per-layer-type rope dicts of Gemma 3, OLMo 3 and ModernBERT (their ``convert_rope_params_to_dict``):
-    ``rope_parameters`` keyed by layer type (the class's defaults when absent), a legacy ``rope_scaling`` merged
+    ``rope_parameters`` keyed by layer type (the class's defaults when absent; other keys beside them, such as a
+    flat rope dict, are not read), a legacy ``rope_scaling`` merged
     into the types of ``scaling_to``, each type's rope_theta from its own top-level key (``thetas``: type ->
     (key, class default); OLMo 3 reads ``rope_theta`` for the full-attention layers only), then
     ``standardize_rope_params`` per type."""
@@ -696,16 +697,11 @@ def _nested_rope(
     rope: dict[str, dict] = {}
     if params is not None:
         params = mapping("rope_parameters", params)
-        flat = [key for key, value in params.items() if not isinstance(value, dict) and value is not None]
-        if flat:
-            raise ValueError(
-                f"{c.name} sets rope parameters per kind of layer ({', '.join(thetas)}); this config's "
-                f"rope_parameters holds {', '.join(map(repr, flat))} directly. Nest them, e.g. "
-                '{"full_attention": {"rope_type": "default", "rope_theta": 1000000.0}}'
-            )
-        rope = {key: dict(value) for key, value in params.items() if isinstance(value, dict)}
+        rope = {key: dict(value) for key, value in params.items() if isinstance(value, dict) and key in thetas}
+        # keys beside the per-type dicts (a flat {"rope_type": "linear", "factor": 8.0} written for one global
+        # RoPE) are kept by transformers but never read: the layer types get their defaults instead
         for key in params:
-            if key not in thetas:
+            if key not in rope:
                 c.ignored.append((f"rope_parameters.{key}", "unread"))
     else:
         rope = {t: {"rope_type": "default"} for t in thetas}

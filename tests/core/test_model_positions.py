@@ -297,6 +297,10 @@ VARIANTS = {
             },
         },
     ),
+    "gemma3 with a flat rope_parameters, which it does not read": (
+        "gemma3_text",
+        {**SMALL, "head_dim": 64, "rope_parameters": {"rope_type": "linear", "factor": 8.0, "rope_theta": 1e6}},
+    ),
     "qwen3_next partial rotary and layer_types": (
         "qwen3_next",
         {
@@ -627,3 +631,11 @@ def test_a_mistral3_wrapper_reads_its_ministral3_decoder():
     got = posviz.model_positions({"model_type": "mistral3", "text_config": {"model_type": "ministral3", **SMALL}})
     assert got.text_model_type == "ministral3"
     assert all(x.temperature_tuning is not None and x.rope_type == "yarn" for x in got.layers)
+
+
+def test_a_flat_rope_dict_on_gemma3_is_listed_as_ignored():
+    got = posviz.model_positions(
+        {"model_type": "gemma3_text", **SMALL, "rope_parameters": {"rope_type": "linear", "factor": 8.0}}
+    )
+    assert {("rope_parameters.rope_type", "unread"), ("rope_parameters.factor", "unread")} <= set(got.ignored)
+    assert {x.rope_type for x in got.layers} == {"default"}
