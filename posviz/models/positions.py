@@ -500,9 +500,9 @@ def _frequencies(
         return rope_inv_freq(head_dim, base=theta, partial_rotary_factor=prf)
     if rope_type == "proportional":
         prf = float(rope.get("partial_rotary_factor", 1.0))
-        full, _ = rope_inv_freq(head_dim - head_dim % 2, base=theta)
         rotated = int(prf * head_dim // 2)
-        inv = np.where(np.arange(head_dim // 2) < rotated, full[: head_dim // 2], 0.0)
+        inv = np.zeros(head_dim // 2)
+        inv[:rotated] = 1.0 / theta ** (np.arange(0, 2 * rotated, 2, dtype=np.float64) / head_dim)
         return inv / float(rope.get("factor", 1.0)), 1.0
     return rope_inv_freq(head_dim, base=theta, scaling=rope, max_position_embeddings=max_pos, seq_len=seq_len)
 
@@ -741,7 +741,8 @@ def _gemma2(c: _Config) -> list[LayerPositions]:
     window = _optional_whole("sliding_window", c.get("sliding_window", 4096))
     default = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
     types_ = _layer_types(c, n_layers, default)
-    return _layers_with(_RopeMaker(rope, head_dim, max_pos), types_, window)
+    causal = not flag("use_bidirectional_attention", c.get("use_bidirectional_attention", False))
+    return _layers_with(_RopeMaker(rope, head_dim, max_pos), types_, window, causal=causal)
 
 
 def _gemma3_text(c: _Config) -> list[LayerPositions]:
@@ -751,8 +752,9 @@ def _gemma3_text(c: _Config) -> list[LayerPositions]:
     head_dim = _head_dim(c, hidden, heads, 256)
     max_pos = _max_positions(c, 131072)
     window = _optional_whole("sliding_window", c.get("sliding_window", 4096))
-    if window is not None and flag("use_bidirectional_attention", c.get("use_bidirectional_attention", False)):
-        window = window // 2 + 1
+    bidirectional = flag("use_bidirectional_attention", c.get("use_bidirectional_attention", False))
+    if window is not None and bidirectional:
+        window = window // 2 + 1  # the class stores half the window plus one: it reaches both ways
     pattern = whole("sliding_window_pattern", c.get("sliding_window_pattern", 6))
     default = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n_layers)]
     types_ = _layer_types(c, n_layers, default)
@@ -765,7 +767,12 @@ def _gemma3_text(c: _Config) -> list[LayerPositions]:
     )
     makers = {t: _RopeMaker(ropes[t], head_dim, max_pos) for t in set(types_)}
     return [
-        makers[t].layer(i, layer_type=t, **dict(zip(("attention", "window"), _attention(t, window), strict=True)))
+        makers[t].layer(
+            i,
+            layer_type=t,
+            causal=not bidirectional,
+            **dict(zip(("attention", "window"), _attention(t, window), strict=True)),
+        )
         for i, t in enumerate(types_)
     ]
 

@@ -639,3 +639,26 @@ def test_a_flat_rope_dict_on_gemma3_is_listed_as_ignored():
     )
     assert {("rope_parameters.rope_type", "unread"), ("rope_parameters.factor", "unread")} <= set(got.ignored)
     assert {x.rope_type for x in got.layers} == {"default"}
+
+
+CAUSAL = {
+    "llama": ("llama", {}, "LlamaAttention"),
+    "gemma2 bidirectional": ("gemma2", {"use_bidirectional_attention": True}, "Gemma2Attention"),
+    "gemma2": ("gemma2", {}, "Gemma2Attention"),
+    "gemma3 bidirectional": ("gemma3_text", {"use_bidirectional_attention": True}, "Gemma3Attention"),
+    "modernbert": ("modernbert", {}, "ModernBertAttention"),
+}
+
+
+@pytest.mark.parametrize("case", list(CAUSAL))
+def test_causal_is_the_attention_modules(case):
+    """Whether a token sees only earlier ones, against ``is_causal`` of the model's attention module (a small
+    config, so that building one attention layer is cheap)."""
+    model_type, extra, name = CAUSAL[case]
+    hf = AutoConfig.for_model(model_type, **SMALL, **extra)
+    family = model_type.removesuffix("_text")
+    module = importlib.import_module(f"transformers.models.{family}.modeling_{family}")
+    got = posviz.model_positions({"model_type": model_type, **SMALL, **extra})
+    for layer in got.layers[:3]:
+        attention = getattr(module, name)(hf, layer.index)
+        assert layer.causal == attention.is_causal
