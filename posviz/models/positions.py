@@ -473,9 +473,12 @@ def _validate_rope(c: _Config, rope: dict, where: str, ignore_keys: frozenset[st
         )
     for key in sorted(received - required - optional - {"partial_rotary_factor"}):
         c.ignored.append((f"{where}.{key}", "unrecognised"))
-    for key in ("rope_theta", "factor", "partial_rotary_factor"):
-        if rope.get(key) is not None:
-            number(f"{where}.{key}", rope[key])
+    # None for these: transformers fails when it builds the rotary module (a power or a product with None)
+    number(f"{where}.rope_theta", rope.get("rope_theta"))
+    if "partial_rotary_factor" in rope:
+        number(f"{where}.partial_rotary_factor", rope["partial_rotary_factor"])
+    if rope.get("factor") is not None:
+        number(f"{where}.factor", rope["factor"])
     if rope.get("partial_rotary_factor") is not None and rope["partial_rotary_factor"] > 1:
         raise ValueError(
             f"{where}.partial_rotary_factor is the share of each head that rotates, at most 1; got "
@@ -1307,8 +1310,8 @@ def model_positions(config) -> ModelPositions:
     c = _Config(raw, class_name)
     try:
         layers = tuple(read(c))
-    except (TypeError, KeyError, AttributeError) as exc:  # a value of the wrong kind deep in a rope dict
-        raise ValueError(f"{class_name} cannot read this config: {exc}") from None
+    except (TypeError, KeyError, AttributeError, IndexError) as exc:  # a safety net: the checks above should catch all
+        raise ValueError(f"{class_name} cannot read this config ({type(exc).__name__}: {exc})") from None
     original = next(
         (x.original_max_position_embeddings for x in layers if x.original_max_position_embeddings is not None), None
     )

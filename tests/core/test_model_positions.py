@@ -21,6 +21,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from transformers import AutoConfig
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
@@ -504,6 +506,14 @@ BAD_INPUT = {
         {"model_type": "deepseek_v3", **SMALL, "qk_rope_head_dim": 32, "head_dim": 64},
         "contradict",
     ),
+    "a rope dict whose rope_theta is null": (
+        {"model_type": "cohere2", **SMALL, "rope_parameters": {"rope_theta": None}},
+        "rope_theta must be a finite number",
+    ),
+    "a null partial_rotary_factor": (
+        {"model_type": "gpt_neox", **SMALL, "rope_parameters": {"partial_rotary_factor": None}},
+        "partial_rotary_factor must be a finite number",
+    ),
     "a million layers": ({"model_type": "llama", **SMALL, "num_hidden_layers": 10**6}, "num_hidden_layers"),
 }
 
@@ -662,3 +672,50 @@ def test_causal_is_the_attention_modules(case):
     for layer in got.layers[:3]:
         attention = getattr(module, name)(hf, layer.index)
         assert layer.causal == attention.is_causal
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**40), 2**40) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=8,
+)
+FUZZED_KEYS = sorted(positions.POSITION_KEYS) + ["hidden_size", "num_attention_heads", "num_hidden_layers"]
+rope_dicts = st.fixed_dictionaries(
+    {},
+    optional={
+        "rope_type": st.sampled_from(["default", "linear", "dynamic", "yarn", "longrope", "llama3", "mrope", "x"]),
+        "factor": json_values,
+        "rope_theta": json_values,
+        "original_max_position_embeddings": json_values,
+        "low_freq_factor": json_values,
+        "high_freq_factor": json_values,
+        "short_factor": json_values,
+        "long_factor": json_values,
+        "mrope_section": json_values,
+        "partial_rotary_factor": json_values,
+    },
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=400)
+@given(
+    st.sampled_from(posviz.models.MODEL_TYPES),
+    st.dictionaries(st.sampled_from(FUZZED_KEYS), json_values, max_size=4),
+    st.one_of(st.none(), rope_dicts),
+)
+def test_any_config_gives_positions_or_a_value_error(model_type, extra, rope):
+    """Whatever the values, model_positions returns or raises ValueError with a sentence of its own: never another
+    exception, and never one caught only by its last-resort safety net."""
+    config = {"model_type": model_type, **SMALL, **extra}
+    if rope is not None:
+        config["rope_parameters"] = rope
+    try:
+        got = posviz.model_positions(config)
+    except ValueError as err:
+        assert "cannot read this config (" not in str(err)
+        return
+    assert all(x.kind in positions.KINDS and x.attention in positions.ATTENTIONS for x in got.layers)
+    for layer in got.layers:
+        if layer.kind == "rope":
+            assert np.all(np.isfinite(layer.inv_freq)) and math.isfinite(layer.attention_factor)
