@@ -1,18 +1,18 @@
 """M-RoPE (Qwen2-VL, arXiv:2409.12191) against transformers 5.24: ``mrope_position_ids`` against
-``Qwen2VLModel.get_rope_index`` (the real method, on token ids and grids built here), and ``mrope_axes`` against
+``Qwen2VLModel.get_rope_index`` of a tiny Qwen2-VL model (on token ids and grids built here), and ``mrope_axes`` against
 the axis each pair of ``Qwen2VLRotaryEmbedding`` (sectioned) and ``Qwen3VLTextRotaryEmbedding`` (interleaved)
 really turns with."""
 
 from __future__ import annotations
 
-import types
+import functools
 
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from transformers import Qwen2VLTextConfig, Qwen3VLTextConfig
+from transformers import Qwen2VLConfig, Qwen2VLTextConfig, Qwen3VLTextConfig
 from transformers.models.qwen2_vl.modeling_qwen2_vl import Qwen2VLModel, Qwen2VLRotaryEmbedding
 from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLTextRotaryEmbedding
 
@@ -24,11 +24,28 @@ from .test_model_positions import float64_torch
 TYPE = {"image": 1, "video": 2}
 
 
+@functools.cache
+def tiny_qwen2_vl(merge: int) -> Qwen2VLModel:
+    """A Qwen2-VL model with tiny layers (positions do not depend on the sizes), its vision encoder merging
+    ``merge`` x ``merge`` patches."""
+    config = Qwen2VLConfig(
+        text_config={
+            "hidden_size": 16,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "num_key_value_heads": 1,
+            "intermediate_size": 16,
+            "vocab_size": 64,
+            "rope_scaling": {"type": "mrope", "mrope_section": [1, 1, 2]},
+        },
+        vision_config={"depth": 1, "embed_dim": 16, "hidden_size": 16, "num_heads": 2, "spatial_merge_size": merge},
+    )
+    return Qwen2VLModel(config)
+
+
 def hf_rope_index(segments, merge: int) -> np.ndarray:
     """``Qwen2VLModel.get_rope_index`` for the sequence: text tokens of type 0, one token per merged patch of type 1
-    (image) or 2 (video), the grids in ``image_grid_thw`` / ``video_grid_thw``. The method reads only
-    ``self.config.vision_config.spatial_merge_size`` and ``self.get_vision_position_ids`` (which uses no state), so
-    it runs on a stand-in for the model rather than on a model with weights."""
+    (image) or 2 (video), the grids in ``image_grid_thw`` / ``video_grid_thw``."""
     token_types, images, videos = [], [], []
     for item in segments:
         if isinstance(item, int):
@@ -37,13 +54,8 @@ def hf_rope_index(segments, merge: int) -> np.ndarray:
             kind, t, h, w = item
             token_types += [TYPE[kind]] * (t * (h // merge) * (w // merge))
             (images if kind == "image" else videos).append([t, h, w])
-    model = types.SimpleNamespace(
-        config=types.SimpleNamespace(vision_config=types.SimpleNamespace(spatial_merge_size=merge)),
-        get_vision_position_ids=lambda *a, **k: Qwen2VLModel.get_vision_position_ids(None, *a, **k),
-    )
-    ids = torch.arange(len(token_types)).view(1, -1) + 100
-    position_ids, _ = Qwen2VLModel.get_rope_index(
-        model,
+    ids = torch.arange(len(token_types)).view(1, -1) % 64
+    position_ids, _ = tiny_qwen2_vl(merge).get_rope_index(
         ids,
         torch.tensor([token_types]),
         image_grid_thw=torch.tensor(images) if images else None,
