@@ -1159,6 +1159,39 @@ def _ministral3(c: _Config) -> list[LayerPositions]:
     return [maker.layer(i, attention=attention, window=window, temperature_tuning=tuning) for i in range(n_layers)]
 
 
+def _gpt2(c: _Config) -> list[LayerPositions]:
+    """GPT2Config: a learned table of ``n_positions`` (1,024) position vectors added to the token embeddings before
+    the first layer (Radford et al. 2019); no layer adds anything of its own, so every layer sees the positions the
+    table wrote into the residual stream."""
+    _, heads, n_layers = _sizes(
+        c,
+        hidden=768,
+        heads=12,
+        layers=12,
+        hidden_aliases=("n_embd",),
+        heads_aliases=("n_head",),
+        layers_aliases=("n_layer",),
+    )
+    _max_positions(c, 1024, aliases=("n_positions",))
+    return [LayerPositions(i, "learned", num_heads=heads) for i in range(n_layers)]
+
+
+def _marian(c: _Config) -> list[LayerPositions]:
+    """MarianConfig (an encoder–decoder): the encoder's ``encoder_layers`` layers read the sinusoidal table of
+    Vaswani et al. 2017 added to the token embeddings (``MarianSinusoidalPositionalEmbedding``), bidirectionally."""
+    _, heads, n_layers = _sizes(
+        c,
+        hidden=1024,
+        heads=16,
+        layers=12,
+        hidden_aliases=("d_model",),
+        heads_aliases=("encoder_attention_heads",),
+        layers_aliases=("encoder_layers",),
+    )
+    _max_positions(c, 1024)
+    return [LayerPositions(i, "sinusoidal", causal=False, num_heads=heads) for i in range(n_layers)]
+
+
 def _bloom(c: _Config) -> list[LayerPositions]:
     """BloomConfig: ALiBi in every layer, slopes 2^(-8h/n) for n heads (Press et al. 2022); no position
     embedding."""
@@ -1243,6 +1276,8 @@ _FAMILIES: dict[str, tuple[str, Callable[[_Config], list[LayerPositions]]]] = {
         "Qwen3VLTextConfig",
         _mrope([24, 20, 20], True, frozenset({"mrope_section", "mrope_interleaved"})),
     ),
+    "gpt2": ("GPT2Config", _gpt2),
+    "marian": ("MarianConfig", _marian),
     "bloom": ("BloomConfig", _bloom),
     "mpt": ("MptConfig", _mpt),
     "t5": ("T5Config", _t5),

@@ -719,3 +719,22 @@ def test_any_config_gives_positions_or_a_value_error(model_type, extra, rope):
     for layer in got.layers:
         if layer.kind == "rope":
             assert np.all(np.isfinite(layer.inv_freq)) and math.isfinite(layer.attention_factor)
+
+
+def test_learned_and_sinusoidal_tables_are_the_models():
+    """GPT-2 adds a learned table of n_positions vectors, Marian's encoder a sinusoidal one: tiny models of each."""
+    from transformers import GPT2Config, GPT2Model, MarianConfig, MarianModel
+    from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
+
+    gpt2 = GPT2Model(GPT2Config(n_embd=8, n_head=2, n_layer=3, n_positions=64, vocab_size=10))
+    got = posviz.model_positions({"model_type": "gpt2", "n_embd": 8, "n_head": 2, "n_layer": 3, "n_positions": 64})
+    assert [x.kind for x in got.layers] == ["learned"] * len(gpt2.h)
+    assert got.max_position_embeddings == gpt2.wpe.num_embeddings == 64
+    small = {"d_model": 8, "encoder_layers": 2, "encoder_attention_heads": 2, "max_position_embeddings": 32}
+    marian = MarianModel(
+        MarianConfig(**small, decoder_layers=1, decoder_attention_heads=2, vocab_size=10, pad_token_id=0)
+    )
+    got = posviz.model_positions({"model_type": "marian", **small})
+    assert isinstance(marian.encoder.embed_positions, MarianSinusoidalPositionalEmbedding)
+    assert [(x.kind, x.causal) for x in got.layers] == [("sinusoidal", False)] * len(marian.encoder.layers)
+    assert got.max_position_embeddings == marian.encoder.embed_positions.num_embeddings
