@@ -54,6 +54,20 @@ LAYOUT = {
 }
 
 
+#: The caption under each chart of the default view (a random table, the trained example on the probe tab).
+NOTICES = {
+    "table": "learned.table.notice.random",
+    "similarity": "learned.similarity.notice.random",
+    "projection": "learned.projection.notice.random",
+    "dominant": "learned.spectrum.notice.random",
+    "power": "learned.spectrum.mean.notice",
+    "probe": "learned.probe.notice.init",
+    "trained": "learned.probe.notice.example",
+    "clip": "learned.past.clip.notice",
+    "interpolate": "learned.past.interpolate.notice",
+}
+
+
 def check_layout(view, lang: str, values: dict, *, trained_only: bool = False) -> dict[str, Chart]:
     """Each tab of ``view`` draws its charts of ``LAYOUT`` and no other (on the probe tab only "trained" if
     ``trained_only``), titled in ``lang`` with ``values[name]`` filled in, where given; the charts by name."""
@@ -110,18 +124,7 @@ def test_default_view_layout_and_notices(default_view):
     view = default_view()
     assert_view_clean(view)
     found = check_layout(view, "en", default_values("en"))
-    notices = {
-        "table": "learned.table.notice.random",
-        "similarity": "learned.similarity.notice.random",
-        "projection": "learned.projection.notice.random",
-        "dominant": "learned.spectrum.notice.random",
-        "power": "learned.spectrum.mean.notice",
-        "probe": "learned.probe.notice.init",
-        "trained": "learned.probe.notice.example",
-        "clip": "learned.past.clip.notice",
-        "interpolate": "learned.past.interpolate.notice",
-    }
-    for name, key in notices.items():
+    for name, key in NOTICES.items():
         assert found[name].notice == tr("en", key), name
     assert found["table"].axes() == (tr("en", "axis.dimension"), tr("en", "axis.position"))
     assert_matrix(heatmap_z(found["table"].fig), posviz.learned_init(128, 128, std=0.02, seed=0), what="table")
@@ -346,7 +349,8 @@ def test_chinese_view(default_view):
     found = check_layout(view, "zh", default_values("zh"))
     assert_matrix(heatmap_z(found["table"].fig), posviz.learned_init(128, 128), what="table")
     assert found["table"].axes() == (tr("zh", "axis.dimension"), tr("zh", "axis.position"))
-    assert found["probe"].notice == tr("zh", "learned.probe.notice.init")
+    for name, key in NOTICES.items():
+        assert found[name].notice == tr("zh", key), name
     assert [m.label for m in view.metrics] == [tr("zh", "option.random"), tr("zh", "option.sinusoidal")]
     assert found["trained"].fig["data"][0]["x"][2] == tr("zh", "learned.option.example")
     assert view.subheaders[0] == tr("zh", "learned.section.table")
