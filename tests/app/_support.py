@@ -1,5 +1,6 @@
-"""Helpers of the app tests: open a page in AppTest, read the plotly figures back as numpy arrays, look up the
-string catalogs independently of ``posviz.ui``.
+"""Helpers of the app tests: open a page in AppTest, read the plotly figures back as numpy arrays, find a chart by
+what it is (the catalog key of its title, its traces, its axes) rather than by its place on the page, with the
+caption under it, list every string a page shows, look up the string catalogs independently of ``posviz.ui``.
 
 Every helper reads the sources of truth directly (``app.py``'s page list, ``assets/i18n/<lang>/*.json``), so a test
 compares what the app shows with what the files and the core say, not with the app's own lookups.
@@ -294,8 +295,8 @@ def charts(at: AppTest) -> list[Chart]:
         if node.type != "plotly_chart":
             continue
         after = parent.children.get(index + 1)
-        chart_id = node.proto.id
-        key = chart_id.split("-", 2)[2] if chart_id.startswith("$$ID-") and chart_id.count("-") >= 2 else ""
+        parts = node.proto.id.split("-", 2)  # "$$ID-<hash>-<the page's key>", "None" without a key
+        key = parts[2] if len(parts) == 3 and parts[0] == "$$ID" and parts[2] != "None" else ""
         notice = after.value if after is not None and after.type == "caption" else None
         found.append(Chart(json.loads(node.proto.spec), key, notice))
     return found
@@ -330,6 +331,7 @@ def charts_by_key(found: list[Chart], lang: str, keys) -> dict[str, Chart]:
     A key given as ``(key, {values})`` must be titled with exactly those values."""
     keyed = dict(k if isinstance(k, tuple) else (k, {}) for k in keys)
     by_key = {key: chart(found, lang, key, **values) for key, values in keyed.items()}
+    assert len({id(c) for c in by_key.values()}) == len(by_key), f"one chart answers two of {sorted(keyed)}"
     extra = [c.title for c in found if all(c is not other for other in by_key.values())]
     assert not extra, f"charts not among {sorted(keyed)}: {extra}"
     return by_key
