@@ -391,9 +391,9 @@ INPUTS = (
 
 def visible_strings(at: AppTest) -> list[tuple[str, str]]:
     """``(where, text)`` for every string a student reads in the page's main area and sidebar: headings, texts,
-    captions and notices, tab and expander labels, control labels, help and options, button and link labels, and
-    in each chart its title, axis titles, legend entries and annotations. Numbers, LaTeX and code are no text of a
-    catalog and are left out: a chart's tick labels, an ``st.latex`` block, ``st.code``."""
+    captions and notices, tab and expander labels, control labels, help and options, button and link labels,
+    metrics, and in each chart its title, axis titles, legend entries and annotations. Numbers, LaTeX and code are
+    no text of a catalog and are left out: a chart's tick labels, an ``st.latex`` block, ``st.code``."""
     out = []
     for _, _, node in [*_blocks(at.main), *_blocks(at.sidebar)]:
         kind = node.type
@@ -409,6 +409,8 @@ def visible_strings(at: AppTest) -> list[tuple[str, str]]:
                 out += [(f"{kind} {node.key} option", str(option)) for option in node.options]
         elif kind in ("button", "download_button", "page_link"):
             out.append((kind, node.proto.label))
+        elif kind == "metric":
+            out += [("metric", node.label), ("metric value", node.value)]
         elif kind == "plotly_chart":
             fig = json.loads(node.proto.spec)
             layout = fig["layout"]
