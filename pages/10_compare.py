@@ -11,6 +11,8 @@ from posviz.figures.compare import Series
 from posviz.lessons import compare
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
 
+CTL = widgets.Controls("compare")
+
 CONTEXTS = tuple(2**e for e in range(4, 16))
 XLNET_MAX = int(posviz.family("xlnet").param("seq_len").maximum)
 XLNET_SEED = posviz.family("xlnet").param("seed").default  # a shuffled order: seed 0 is plain left to right
@@ -140,9 +142,7 @@ def overview_tab() -> None:
 
 def offset_tab() -> None:
     with controls():
-        length = widgets.numeric(
-            t("compare.ctl.len"), 16, 4096, 128, key="len", marks=widgets.POWERS_OF_TWO, help=t("compare.ctl.len.help")
-        )
+        length = CTL.numeric("len", 16, 4096, 128, marks=widgets.POWERS_OF_TWO)
     settings = {
         "sinusoidal": {"n_positions": length},
         "learned": {"n_positions": length},
@@ -172,25 +172,9 @@ def long_tab() -> None:
     with controls():
         c1, c2 = st.columns(2)
         with c1:
-            train = widgets.numeric(
-                t("compare.ctl.train"),
-                64,
-                16384,
-                512,
-                key="train",
-                marks=widgets.POWERS_OF_TWO,
-                help=t("compare.ctl.train.help"),
-            )
+            train = CTL.numeric("train", 64, 16384, 512, marks=widgets.POWERS_OF_TWO)
         with c2:
-            longer = widgets.numeric(
-                t("compare.ctl.eval"),
-                128,
-                32768,
-                2048,
-                key="eval",
-                marks=widgets.POWERS_OF_TWO,
-                help=t("compare.ctl.eval.help"),
-            )
+            longer = CTL.numeric("eval", 128, 32768, 2048, marks=widgets.POWERS_OF_TWO)
     if longer <= train:
         st.info(t("compare.long.same", train=train, eval=longer))
     curves = cache.beyond_training(train, longer)

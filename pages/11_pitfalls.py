@@ -23,6 +23,8 @@ from posviz.ui import (
     widgets,
 )
 
+CTL = widgets.Controls("pitfalls")
+
 FAMILY = posviz.family("sinusoidal")
 MAX_N, MAX_D = 4096, 1024  # the pitfalls show at these sizes; larger tables add nothing but waiting
 PAIRWISE = 512  # positions compared pairwise (similarity, offsets, nearest neighbour)
@@ -276,13 +278,9 @@ def shape_tab() -> None:
     st.markdown(t("pitfalls.shape.what"))
     c1, c2, _ = st.columns(3)
     with c1:
-        d_tok = widgets.numeric(
-            t("pitfalls.ctl.dtok"), 1, posviz.MAX_DIM, 512, key="dtok", slider=False, help=t("pitfalls.ctl.dtok.help")
-        )
+        d_tok = CTL.numeric("dtok", 1, posviz.MAX_DIM, 512, slider=False)
     with c2:
-        d_pos = widgets.numeric(
-            t("pitfalls.ctl.dpos"), 1, posviz.MAX_DIM, 768, key="dpos", slider=False, help=t("pitfalls.ctl.dpos.help")
-        )
+        d_pos = CTL.numeric("dpos", 1, posviz.MAX_DIM, 768, slider=False)
     versions(correct=CODE["shape.fix"], buggy=CODE["shape.bug"].format(a=d_tok, b=d_pos))
     if d_tok == d_pos:
         st.info(t("pitfalls.shape.same", d=d_tok))
@@ -297,9 +295,7 @@ def rope_tab() -> None:
     st.markdown(t("pitfalls.rope.what.odd"))
     odd_column, _ = st.columns([1, 2])
     with odd_column:
-        odd = widgets.numeric(
-            t("pitfalls.ctl.odd"), 1, posviz.MAX_DIM, 65, key="odd", slider=False, help=t("pitfalls.ctl.odd.help")
-        )
+        odd = CTL.numeric("odd", 1, posviz.MAX_DIM, 65, slider=False)
     if odd % 2:
         error_box(t("pitfalls.rope.torch", d=odd), cache.rope_odd_error(odd, base=base))
         refusal = pitfalls.rope_odd_config_error(odd)
@@ -314,9 +310,7 @@ def rope_tab() -> None:
     st.markdown(t("pitfalls.rope.what.pairing"))
     hd_column, _ = st.columns([1, 2])
     with hd_column:
-        head_dim = widgets.numeric(
-            t("pitfalls.ctl.hd"), 2, 256, 64, key="hd", step=2, slider=True, help=t("pitfalls.ctl.hd.help")
-        )
+        head_dim = CTL.numeric("hd", 2, 256, 64, step=2, slider=True)
     versions(correct=CODE["rope.fix"], buggy=CODE["rope.bug"])
     offsets, trained, inference = cache.pairing_scores(head_dim, n, base=base)
     show(
@@ -342,9 +336,7 @@ def alibi_tab() -> None:
     st.markdown(t("pitfalls.alibi.what"))
     heads_column, _ = st.columns([1, 2])
     with heads_column:
-        heads = widgets.numeric(
-            t("pitfalls.ctl.heads"), 1, 64, 12, key="heads", slider=True, help=t("pitfalls.ctl.heads.help")
-        )
+        heads = CTL.numeric("heads", 1, 64, 12, slider=True)
     versions(correct=CODE["alibi.fix"], buggy=CODE["alibi.bug"])
     paper = cache.alibi_slopes(heads)
     naive = cache.naive_alibi_slopes(heads)
@@ -375,25 +367,9 @@ def index_tab() -> None:
     st.markdown(t("pitfalls.index.what"))
     c1, c2, _ = st.columns(3)
     with c1:
-        rows = widgets.numeric(
-            t("pitfalls.ctl.rows"),
-            1,
-            posviz.MAX_POSITIONS,
-            512,
-            key="rows",
-            slider=False,
-            help=t("pitfalls.ctl.rows.help"),
-        )
+        rows = CTL.numeric("rows", 1, posviz.MAX_POSITIONS, 512, slider=False)
     with c2:
-        position = widgets.numeric(
-            t("pitfalls.ctl.pos"),
-            0,
-            4 * posviz.MAX_POSITIONS,
-            512,
-            key="pos",
-            slider=False,
-            help=t("pitfalls.ctl.pos.help"),
-        )
+        position = CTL.numeric("pos", 0, 4 * posviz.MAX_POSITIONS, 512, slider=False)
     versions(correct=CODE["index.fix"], buggy=CODE["index.bug"].format(rows=rows, pos=position))
     if position < rows:
         st.info(t("pitfalls.index.inside", pos=position, rows=rows))
@@ -408,15 +384,7 @@ def float16_tab() -> None:
     st.markdown(t("pitfalls.float16.what"))
     span_column, _ = st.columns([1, 2])
     with span_column:
-        span = widgets.numeric(
-            t("pitfalls.ctl.span"),
-            2,
-            posviz.MAX_POSITIONS,
-            4096,
-            key="span",
-            slider=False,
-            help=t("pitfalls.ctl.span.help"),
-        )
+        span = CTL.numeric("span", 2, posviz.MAX_POSITIONS, 4096, slider=False)
     versions(correct=CODE["float16.fix"], buggy=CODE["float16.bug"])
     positions, err16, err32 = cache.position_rounding(span)
     show(

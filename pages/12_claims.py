@@ -12,6 +12,8 @@ from posviz.figures import claims as claimfig
 from posviz.lessons import claims
 from posviz.ui import cache, controls, current_language, errors_shown, heatmap, intro, presenting, show, t, widgets
 
+CTL = widgets.Controls("claims")
+
 ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:", "partly": ":material/error:"}
 COLOURS = {"holds": "green", "wrong": "red", "partly": "orange"}
 D_MARKS = (64, 128, 256, 512, 768, 1024, 2048, 4096)  # the slider's widths, BERT's 768 among them
@@ -113,9 +115,7 @@ def summary() -> None:
 
 def width() -> int:
     """The width d of the sinusoidal table, shared by the tabs that measure one (``?d=``)."""
-    return widgets.numeric(
-        t("claims.ctl.d"), 64, 4096, 512, key="d", grid=2, marks=D_MARKS, help=t("claims.ctl.d.help")
-    )
+    return CTL.numeric("d", 64, 4096, 512, grid=2, marks=D_MARKS)
 
 
 # -------------------------------------------------------------------------------------------------- the claims
@@ -214,7 +214,7 @@ def precision_tab() -> None:
 def shift_tab() -> None:
     statement("shift")
     with controls():
-        k = widgets.numeric(t("claims.ctl.k"), 1, 511, 5, key="k", slider=False, help=t("claims.ctl.k.help"))
+        k = CTL.numeric("k", 1, 511, 5, slider=False)
     found = evidence("shift", k=k)
     show(
         heatmap(
@@ -259,9 +259,7 @@ def sum_tab() -> None:
 def base_tab() -> None:
     statement("base")
     with controls():
-        context = widgets.numeric(
-            t("claims.ctl.ctx"), 256, 32768, 2048, key="ctx", marks=widgets.POWERS_OF_TWO, help=t("claims.ctl.ctx.help")
-        )
+        context = CTL.numeric("ctx", 256, 32768, 2048, marks=widgets.POWERS_OF_TWO)
     found = evidence("base", context=context)
     a, n = found.arrays, found.numbers
     fig = claimfig.stacked(
@@ -572,15 +570,7 @@ def symmetry_tab() -> None:
 def extrapolate_tab() -> None:
     statement("extrapolate")
     with controls():
-        train = widgets.numeric(
-            t("claims.ctl.train"),
-            128,
-            8192,
-            512,
-            key="train",
-            marks=widgets.POWERS_OF_TWO,
-            help=t("claims.ctl.train.help"),
-        )
+        train = CTL.numeric("train", 128, 8192, 512, marks=widgets.POWERS_OF_TWO)
     found = evidence("extrapolate", train_len=train)
     a, n = found.arrays, found.numbers
     fig = figures.lines(

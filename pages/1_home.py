@@ -24,6 +24,8 @@ TOUR = (
     ("alibi", "alibi", None),
     ("compare", "compare", None),
 )
+
+CTL = widgets.Controls("home")
 #: Pages beyond the families.
 TOOLS = ("inspect", "lab", "compare", "pitfalls", "claims")
 
@@ -67,12 +69,10 @@ def sentence_controls() -> tuple[str, int, bool, bool, bool]:
                 help=t("home.ctl.text.help", max=demo.MAX_TOKENS),
             )
     with right:
-        seed = widgets.numeric(t("home.ctl.seed"), 0, 9999, 0, key="seed", slider=False, help=t("home.ctl.seed.help"))
-        positions = st.toggle(t("home.ctl.pe"), False, key="pe", bind="query-params", help=t("home.ctl.pe.help"))
-        causal = st.toggle(
-            t("home.ctl.causal"), False, key="causal", bind="query-params", help=t("home.ctl.causal.help")
-        )
-        back = st.toggle(t("home.ctl.back"), False, key="back", bind="query-params", help=t("home.ctl.back.help"))
+        seed = CTL.numeric("seed", 0, 9999, 0, slider=False)
+        positions = CTL.toggle("pe", False)
+        causal = CTL.toggle("causal", False)
+        back = CTL.toggle("back", False)
     return sentence, int(seed), positions, causal, back
 
 

@@ -22,6 +22,8 @@ from posviz.ui import (
 )
 from posviz.ui.export import MAX_CSV_CELLS
 
+CTL = widgets.Controls("sinusoidal")
+
 FAMILY = posviz.family("sinusoidal")
 PROJECTION_POSITIONS = {"pca": 2048, "tsne": 512}  # t-SNE of a thousand points costs about two seconds
 REFERENCE_BASES = (100.0, 10_000.0, 1_000_000.0)
@@ -113,15 +115,7 @@ def shift_tab() -> None:
     )
     k_column, _ = st.columns([1, 2])
     with k_column:
-        k = widgets.numeric(
-            t("sinusoidal.ctl.k"),
-            1,
-            posviz.MAX_POSITIONS - 1,
-            1,
-            key="k",
-            slider=False,
-            help=t("sinusoidal.ctl.k.help"),
-        )
+        k = CTL.numeric("k", 1, posviz.MAX_POSITIONS - 1, 1, slider=False)
     if d % 2:
         st.warning(t("sinusoidal.shift.odd", d=d))
     else:
@@ -226,15 +220,7 @@ def projection_tab() -> None:
 def extrapolation_tab() -> None:
     train_column, _ = st.columns([1, 2])
     with train_column:
-        train = widgets.numeric(
-            t("sinusoidal.ctl.train"),
-            1,
-            posviz.MAX_POSITIONS,
-            64,
-            key="train",
-            slider=False,
-            help=t("sinusoidal.ctl.train.help"),
-        )
+        train = CTL.numeric("train", 1, posviz.MAX_POSITIONS, 64, slider=False)
     positions, share, excess = cache.sinusoidal_beyond_training(n, d, train, base=base, layout=layout)
     fig = cache.lines_shaded_from_figure(
         positions,
@@ -295,15 +281,7 @@ def precision_tab() -> None:
     unused_controls(t("param.n_positions"), t("param.layout"), reason=t("sinusoidal.unused.precision"))
     c1, c2 = st.columns(2)
     with c1:
-        span = widgets.numeric(
-            t("sinusoidal.ctl.span"),
-            2,
-            posviz.MAX_POSITIONS,
-            posviz.MAX_POSITIONS,
-            key="span",
-            slider=False,
-            help=t("sinusoidal.ctl.span.help"),
-        )
+        span = CTL.numeric("span", 2, posviz.MAX_POSITIONS, posviz.MAX_POSITIONS, slider=False)
     with c2:
         dtype = widgets.url_radio(
             t("sinusoidal.ctl.dtype"),

@@ -25,6 +25,8 @@ from posviz.ui import (
 )
 from posviz.ui.export import MAX_CSV_CELLS
 
+CTL = widgets.Controls("learned")
+
 FAMILY = posviz.family("learned")
 INITS = ("random", "sinusoidal")
 SESSION = "session:"
@@ -272,7 +274,7 @@ def probe_tab() -> None:
 def past_tab() -> None:
     """What happens past the last row: the real error and the usual workarounds."""
     st.subheader(t("learned.section.past"))
-    stretch = widgets.numeric(t("learned.ctl.stretch"), 2, 8, 2, key="stretch", help=t("learned.ctl.stretch.help"))
+    stretch = CTL.numeric("stretch", 2, 8, 2)
     longer = n_rows * stretch
     c1, c2 = st.columns(2)
     with c1:

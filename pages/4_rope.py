@@ -8,6 +8,8 @@ from posviz.encodings import rope, rope_configs
 from posviz.figures import rope as rope_figures
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
 
+CTL = widgets.Controls("rope")
+
 FAMILY = posviz.family("rope")
 DECAY_BASES = (10_000.0, 500_000.0, 1_000_000.0)
 DECAY_POINTS = 1024
@@ -40,13 +42,9 @@ def animation(head_dim, base):
     st.subheader(t("rope.anim.header"))
     c1, c2 = st.columns(2)
     with c1:
-        length = widgets.numeric(
-            t("rope.ctl.anim_len"), 8, 120, 64, key="anim_len", slider=True, help=t("rope.ctl.anim_len.help")
-        )
+        length = CTL.numeric("anim_len", 8, 120, 64, slider=True)
     with c2:
-        count = widgets.numeric(
-            t("rope.ctl.anim_pairs"), 2, 6, 4, key="anim_pairs", slider=True, help=t("rope.ctl.anim_pairs.help")
-        )
+        count = CTL.numeric("anim_pairs", 2, 6, 4, slider=True)
     with errors_shown("setting"):
         inv, _ = cache.rope_inv_freq(head_dim, base=base)
         pairs = posviz.evenly_spaced(inv.size, count)
@@ -90,20 +88,9 @@ def scores(n, head_dim, base):
             format_func={"ones": t("rope.qk.ones"), "random": t("rope.qk.random")}.get,
         )
     with c2:
-        seed = widgets.numeric(
-            t("rope.ctl.seed"),
-            0,
-            9999,
-            0,
-            key="seed",
-            slider=False,
-            help=t("rope.ctl.seed.help"),
-            disabled=qk == "ones",
-        )
+        seed = CTL.numeric("seed", 0, 9999, 0, slider=False, disabled=qk == "ones")
     with c3:
-        shift = widgets.numeric(
-            t("rope.ctl.shift"), 1, 4096, 100, key="shift", slider=True, help=t("rope.ctl.shift.help")
-        )
+        shift = CTL.numeric("shift", 1, 4096, 100, slider=True)
     seed = None if qk == "ones" else int(seed)
     with errors_shown("setting"):
         matrix = cache.rope_score_matrix(n, head_dim, base=base, seed=seed)
@@ -150,15 +137,7 @@ def scores(n, head_dim, base):
 def decay(head_dim, base):
     st.subheader(t("rope.decay.header"))
     st.latex(r"\frac{1}{d/2}\sum_{j=1}^{d/2}\lvert S_j\rvert,\qquad S_j=\sum_{i=0}^{j-1} e^{\mathrm{i}(m-n)\theta_i}")
-    reach = widgets.numeric(
-        t("rope.ctl.decay_len"),
-        16,
-        32768,
-        1024,
-        key="decay_len",
-        marks=widgets.POWERS_OF_TWO,
-        help=t("rope.ctl.decay_len.help"),
-    )
+    reach = CTL.numeric("decay_len", 16, 32768, 1024, marks=widgets.POWERS_OF_TWO)
     with errors_shown("setting"):
         curves = {}
         for b in dict.fromkeys((*DECAY_BASES, base)):
@@ -181,9 +160,7 @@ def decay(head_dim, base):
 def layouts(base):
     st.subheader(t("rope.layouts.header"))
     st.latex(r"x^{\text{half}} = x^{\text{interleaved}}[p],\quad p = (0, 2, 4, \dots, r-2,\; 1, 3, \dots, r-1)")
-    d = widgets.numeric(
-        t("rope.ctl.perm_d"), 2, 32, 8, key="perm_d", step=2, slider=True, help=t("rope.ctl.perm_d.help")
-    )
+    d = CTL.numeric("perm_d", 2, 32, 8, step=2, slider=True)
     with errors_shown("setting"):
         perm = cache.interleaved_to_half(d)
         inter, half = cache.layout_pair_index(d)
@@ -223,9 +200,7 @@ def partial(n, head_dim, base):
     )
     c1, c2 = st.columns(2)
     with c1:
-        prf = widgets.numeric(
-            t("rope.ctl.prf"), 0.05, 1.0, 0.5, key="prf", step=0.05, slider=True, help=t("rope.ctl.prf.help")
-        )
+        prf = CTL.numeric("prf", 0.05, 1.0, 0.5, step=0.05, slider=True)
     with c2:
         layout = widgets.url_radio(
             t("rope.ctl.layout"),
@@ -262,17 +237,11 @@ def extension(head_dim, base):
     )
     c1, c2, c3 = st.columns(3)
     with c1:
-        factor = widgets.numeric(
-            t("rope.ctl.factor"), 2, 64, 8, key="factor", marks=widgets.POWERS_OF_TWO, help=t("rope.ctl.factor.help")
-        )
+        factor = CTL.numeric("factor", 2, 64, 8, marks=widgets.POWERS_OF_TWO)
     with c2:
-        original = widgets.numeric(
-            t("rope.ctl.orig"), 256, 262144, 4096, key="orig", marks=widgets.POWERS_OF_TWO, help=t("rope.ctl.orig.help")
-        )
+        original = CTL.numeric("orig", 256, 262144, 4096, marks=widgets.POWERS_OF_TWO)
     with c3:
-        share = widgets.numeric(
-            t("rope.ctl.cur"), 1, 64, 8, key="cur", marks=widgets.POWERS_OF_TWO, help=t("rope.ctl.cur.help")
-        )
+        share = CTL.numeric("cur", 1, 64, 8, marks=widgets.POWERS_OF_TWO)
     with errors_shown("setting"):
         current = original * min(share, factor)
         cmp = cache.compare_scalings(head_dim, base, float(factor), original, current)

@@ -8,6 +8,8 @@ from posviz import figures
 from posviz.figures import alibi as alibi_figures
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
 
+CTL = widgets.Controls("alibi")
+
 FAMILY = posviz.family("alibi")
 CHECKED_HEAD_COUNTS = (8, 12, 16)
 
@@ -155,15 +157,7 @@ def row_tab():
             with c1:
                 if seq_len > 1:
                     _clamped("q", seq_len - 1)
-                    query = widgets.numeric(
-                        t("alibi.ctl.q"),
-                        0,
-                        seq_len - 1,
-                        min(16, seq_len - 1),
-                        key="q",
-                        slider=True,
-                        help=t("alibi.ctl.q.help"),
-                    )
+                    query = CTL.numeric("q", 0, seq_len - 1, min(16, seq_len - 1), slider=True)
                 else:
                     query = 0
             with c2:
@@ -234,15 +228,7 @@ def long_tab():
     unused_controls(t("param.seq_len"), t("param.head"), t("param.causal"), reason=t("alibi.unused.long"))
     with errors_shown("setting"):
         with controls():
-            train = widgets.numeric(
-                t("alibi.ctl.train"),
-                16,
-                4096,
-                512,
-                key="train",
-                marks=widgets.POWERS_OF_TWO,
-                help=t("alibi.ctl.train.help"),
-            )
+            train = CTL.numeric("train", 16, 4096, 512, marks=widgets.POWERS_OF_TWO)
         few = tuple(int(h) for h in posviz.evenly_spaced(n_heads, 8))
         names = _head_names(few, slopes)
         far = cache.alibi_distance_bias(n_heads, 4 * train)

@@ -19,6 +19,11 @@ Encodings
 Analysis (any (positions, dims) table)
     cosine_similarity_matrix, offset_profile, project, position_probe, row_norms, evenly_spaced
 
+Models (posviz.models: real configs read as transformers 5.24 reads them; presets shipped, nothing downloaded)
+    model_positions(config) -> ModelPositions: one LayerPositions per layer (RoPE / NoPE / ALiBi / relative bias,
+    attention window, frequencies); mrope_position_ids(segments), mrope_axes(head_dim, mrope_section): Qwen2-VL /
+    Qwen3-VL M-RoPE (Wang et al. 2024); rope_2d_angles(n_rows, n_cols, head_dim): Pixtral's axial 2-D RoPE
+
 Registry
     FAMILIES, family(key): every family's name, summary, parameters and capabilities.
 
@@ -87,6 +92,14 @@ from .encodings.rope import (
 )
 from .encodings.sinusoidal import shift_matrix, sinusoidal, sinusoidal_frequencies
 from .encodings.xlnet import factorisation_order, factorisation_rank, xlnet_masks
+from .models import (
+    LayerPositions,
+    ModelPositions,
+    model_positions,
+    mrope_axes,
+    mrope_position_ids,
+    rope_2d_angles,
+)
 
 __version__ = "0.1.0"
 
@@ -104,6 +117,8 @@ __all__ = [
     "CheckpointError",
     "CorruptFile",
     "Family",
+    "LayerPositions",
+    "ModelPositions",
     "NoPositionTable",
     "OffsetProfile",
     "Param",
@@ -127,10 +142,14 @@ __all__ = [
     "load_model_config",
     "load_position_embeddings",
     "lookup",
+    "model_positions",
+    "mrope_axes",
+    "mrope_position_ids",
     "normalize_scaling",
     "offset_profile",
     "position_probe",
     "project",
+    "rope_2d_angles",
     "rope_cos_sin",
     "rope_inv_freq",
     "rope_score_matrix",

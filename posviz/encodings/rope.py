@@ -200,17 +200,19 @@ def _llama3(inv, dim, base, p, max_pos, seq_len):
     factor = _number(p, "factor", required=True)
     low_freq_factor = _number(p, "low_freq_factor", required=True)
     high_freq_factor = _number(p, "high_freq_factor", required=True)
-    if high_freq_factor <= low_freq_factor:
+    if high_freq_factor < low_freq_factor:
         raise ValueError(
-            f"llama3 rope scaling needs high_freq_factor > low_freq_factor; got {high_freq_factor:g} "
+            f"llama3 rope scaling needs high_freq_factor >= low_freq_factor; got {high_freq_factor:g} "
             f"and {low_freq_factor:g}"
         )
     old_context = _original_max(p, max_pos)
     low_freq_wavelen, high_freq_wavelen = old_context / low_freq_factor, old_context / high_freq_factor
     wavelen = 2 * math.pi / inv
     scaled = np.where(wavelen > low_freq_wavelen, inv / factor, inv)
-    smooth = (old_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
-    smoothed = (1 - smooth) * scaled / factor + smooth * scaled
+    # equal factors (Llama 4 Scout: 1 and 1) leave no band to blend: every pair is either kept or divided
+    with np.errstate(divide="ignore", invalid="ignore"):
+        smooth = (old_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+        smoothed = (1 - smooth) * scaled / factor + smooth * scaled
     medium = (wavelen >= high_freq_wavelen) & (wavelen <= low_freq_wavelen)
     return np.where(medium, smoothed, scaled), 1.0
 

@@ -11,8 +11,8 @@ has just set its key (and to what), ``leave`` writes back the value it uses, ``r
 could not take. Streamlit's URL-bound widgets drop a value they cannot take; ``report`` finds those by comparing
 the link with what the controls show.
 
-Which keys are settings of a page is read once from the source: every ``key=`` of a widget call and every key the
-code reads from ``st.query_params``, in the page's script and in the frame around it (``app.py``, ``posviz/ui``).
+Which keys are settings of a page is read once from the source: every ``key=`` of a widget call, the key of every
+``widgets.Controls`` control, and every key the code reads from ``st.query_params``, in the page's script and in the frame around it (``app.py``, ``posviz/ui``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ SCOPE = "posviz.link.scope"
 FRAME = ""
 #: Link values a posviz control of this run could not take: key -> values.
 REFUSED = "posviz.link.refused"
+#: The methods of ``widgets.Controls``, whose first argument is the control's key.
+CONTROL_METHODS = frozenset({"numeric", "toggle"})
 #: Where the frame's controls live: their keys are settings of every page.
 FRAME_SOURCES = ("app.py", "posviz/ui")
 
@@ -197,6 +199,8 @@ def _keys_in(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
             func = node.func
             if isinstance(func, ast.Attribute) and _is_query_params(func.value) and node.args:
                 add(node.args[0])  # st.query_params.get("cfg"), .get_all, .pop
+            elif isinstance(func, ast.Attribute) and func.attr in CONTROL_METHODS and node.args:
+                add(node.args[0])  # a page's widgets.Controls: CTL.numeric("factor", ...)
         elif isinstance(node, ast.Subscript) and _is_query_params(node.value):
             add(node.slice)  # st.query_params["cfg"]
         elif isinstance(node, ast.Compare) and any(_is_query_params(c) for c in node.comparators):

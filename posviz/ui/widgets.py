@@ -211,6 +211,28 @@ def _box(label: str, key: str, step, disabled: bool, help: str | None) -> None:
     st.number_input(label, step=float(step or 1), format="%s", key=key, help=help, disabled=disabled)
 
 
+@dataclass(frozen=True)
+class Controls:
+    """The controls of one page, each named once by its URL key: its label and help are the catalog's
+    ``<page>.ctl.<key>`` and ``<page>.ctl.<key>.help`` (``Controls("rope").numeric("factor", 2, 64, 8)``)."""
+
+    page: str
+
+    def label(self, key: str) -> str:
+        return t(f"{self.page}.ctl.{key}")
+
+    def help(self, key: str) -> str:
+        return t(f"{self.page}.ctl.{key}.help")
+
+    def numeric(self, key: str, minimum: float, maximum: float, default: float, **kwargs):
+        """``numeric`` for the control ``key``."""
+        return numeric(self.label(key), minimum, maximum, default, key=key, help=self.help(key), **kwargs)
+
+    def toggle(self, key: str, value: bool = False, **kwargs) -> bool:
+        """A switch kept in the URL under ``key``."""
+        return st.toggle(self.label(key), value, key=key, bind="query-params", help=self.help(key), **kwargs)
+
+
 def style() -> None:
     """The styling of the number boxes, once a run."""
     st.html(STYLE)

@@ -1,5 +1,6 @@
-"""Helpers of the app tests: open a page in AppTest, read the plotly figures back as numpy arrays, look up the
-string catalogs independently of ``posviz.ui``.
+"""Helpers of the app tests: open a page in AppTest, read the plotly figures back as numpy arrays, find a chart by
+what it is (the catalog key of its title, its traces, its axes) rather than by its place on the page, with the
+caption under it, list every string a page shows, look up the string catalogs independently of ``posviz.ui``.
 
 Every helper reads the sources of truth directly (``app.py``'s page list, ``assets/i18n/<lang>/*.json``), so a test
 compares what the app shows with what the files and the core say, not with the app's own lookups.
@@ -12,6 +13,7 @@ import base64
 import io
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -109,6 +111,13 @@ class TabbedView:
     codes: list[str] = field(default_factory=list)
     widgets: dict = field(default_factory=dict)
     by_tab: dict = field(default_factory=dict)
+    #: tab code -> its ``Chart``s (figure, key, the caption under it)
+    charts: dict = field(default_factory=dict)
+    #: every string the tabs showed (``visible_strings``), over all tabs
+    strings: list = field(default_factory=list)
+
+    def all_charts(self) -> list[Chart]:
+        return [c for shown in self.charts.values() for c in shown]
 
 
 def visit_tabs(
@@ -123,6 +132,8 @@ def visit_tabs(
         at.run()
         shown = figures(at)
         view.by_tab[code] = shown
+        view.charts[code] = charts(at)
+        view.strings += visible_strings(at)
         view.figures += shown
         view.markdown += [m.value for m in at.markdown]
         view.captions += [c.value for c in at.caption]
@@ -232,24 +243,182 @@ def assert_matrix(got: np.ndarray, expected, *, atol: float = 1e-6, what: str = 
     np.testing.assert_allclose(got[~blank], expected[~blank], rtol=0, atol=atol, err_msg=what)
 
 
-def default_titles(page: str, lang: str) -> list[str]:
-    """The figure titles of a page's default view, from the catalog of ``lang``."""
-    keys = {
-        "home": [],
-        "sinusoidal": [("sinusoidal.table", {}), ("figure.similarity", {})],
-        "learned": [("learned.table", {}), ("figure.similarity", {})],
-        "rope": [("rope.table", {}), ("rope.anim", {})],
-        # 8 heads: head 0 has slope 2^-1, shown with 4 significant digits
-        "alibi": [("alibi.slopes", {}), ("alibi.bias", {"head": 0, "slope": "0.5"})],
-        "relative": [("relative.shaw.index", {"k": 8}), ("relative.shaw.distinct", {"k": 8, "total": 17})],
-        "xlnet": [("xlnet.content", {}), ("xlnet.query", {})],
-        "inspect": [],  # nothing is loaded in the default view
-        "lab": [],  # nothing is trained in the default view
-        "compare": [("compare.offset", {"n": 128})],
-        "pitfalls": [("pitfalls.exponent.correct", {}), ("pitfalls.exponent.buggy.doubled", {})],
-        "claims": [("claims.exponent.fig", {"d": 512})],
-    }[page]
-    return [tr(lang, key, **values) for key, values in keys]
+# ------------------------------------------------------------------ finding a figure by what it is, not its place
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A plotly chart as the page drew it: its figure, the key the page gave it (``show(..., key=...)``, "" if
+    none) and the "what to notice" caption drawn right under it (``None`` if there is none)."""
+
+    fig: dict
+    key: str
+    notice: str | None
+
+    @property
+    def title(self) -> str:
+        return title(self.fig)
+
+    @property
+    def headline(self) -> str:
+        """The title without a note under it (``<br><sup>...</sup>``, e.g. that a heatmap is downsampled)."""
+        return re.sub(r"<br><sup>.*</sup>$", "", self.title, flags=re.S)
+
+    def axes(self, axis: str = "") -> tuple[str, str]:
+        """The (x, y) axis titles of the figure's first (or ``axis``-suffixed, e.g. "2") pair of axes."""
+        layout = self.fig["layout"]
+        return tuple(_text(layout.get(f"{a}axis{axis}", {}).get("title")) for a in "xy")
+
+    def traces(self, kind: str) -> list[dict]:
+        """The figure's traces of plotly type ``kind`` (``heatmap``, ``scatter``, ``bar``, ...)."""
+        return [trace for trace in self.fig["data"] if trace.get("type", "scatter") == kind]
+
+
+def _text(value) -> str:
+    if isinstance(value, dict):
+        return value.get("text", "") or ""
+    return value or ""
+
+
+def _blocks(node) -> Iterator:
+    """The children of ``node`` in page order, blocks (tabs, columns, expanders) before their content."""
+    for index in sorted(getattr(node, "children", {}) or {}):
+        child = node.children[index]
+        yield node, index, child
+        yield from _blocks(child)
+
+
+def charts(at: AppTest) -> list[Chart]:
+    """Every plotly chart of the page (in any block) with the caption ``show`` draws right under it."""
+    found = []
+    for parent, index, node in _blocks(at.main):
+        if node.type != "plotly_chart":
+            continue
+        after = parent.children.get(index + 1)
+        parts = node.proto.id.split("-", 2)  # "$$ID-<hash>-<the page's key>", "None" without a key
+        key = parts[2] if len(parts) == 3 and parts[0] == "$$ID" and parts[2] != "None" else ""
+        notice = after.value if after is not None and after.type == "caption" else None
+        found.append(Chart(json.loads(node.proto.spec), key, notice))
+    return found
+
+
+#: A ``{field}`` of a catalog entry, with or without a format spec.
+FIELD = re.compile(r"\{[A-Za-z_0-9]*(?::[^}]*)?\}")
+
+
+@cache
+def _pattern(lang: str, key: str) -> re.Pattern:
+    """The catalog entry ``key`` of ``lang`` as a pattern in which each ``{field}`` matches any text."""
+    parts = FIELD.split(tr(lang, key))
+    return re.compile(".+?".join(re.escape(part) for part in parts), re.S)
+
+
+def says(text: str, lang: str, key: str, **values) -> bool:
+    """Whether ``text`` is the catalog entry ``key`` of ``lang``: with ``values`` filled in exactly, or (without
+    them) with its ``{fields}`` filled with anything."""
+    return text == tr(lang, key, **values) if values else bool(_pattern(lang, key).fullmatch(text))
+
+
+def chart(found: list[Chart], lang: str, key: str, **values) -> Chart:
+    """The one chart of ``found`` whose title is the catalog entry ``key`` of ``lang`` (``says``)."""
+    matches = [c for c in found if says(c.title, lang, key, **values) or says(c.headline, lang, key, **values)]
+    assert len(matches) == 1, f"{len(matches)} charts titled {key!r} ({lang}); titles: {[c.title for c in found]}"
+    return matches[0]
+
+
+def charts_by_key(found: list[Chart], lang: str, keys) -> dict[str, Chart]:
+    """``found`` holds one chart per catalog key of ``keys`` and nothing else, in any order: the charts by key.
+    A key given as ``(key, {values})`` must be titled with exactly those values."""
+    keyed = dict(k if isinstance(k, tuple) else (k, {}) for k in keys)
+    by_key = {key: chart(found, lang, key, **values) for key, values in keyed.items()}
+    assert len({id(c) for c in by_key.values()}) == len(by_key), f"one chart answers two of {sorted(keyed)}"
+    extra = [c.title for c in found if all(c is not other for other in by_key.values())]
+    assert not extra, f"charts not among {sorted(keyed)}: {extra}"
+    return by_key
+
+
+@cache
+def _entries(lang: str) -> frozenset[str]:
+    return frozenset(catalog(lang).values())
+
+
+@cache
+def _frames(lang: str) -> tuple[re.Pattern, ...]:
+    """The entries that are only ``{fields}`` and punctuation (``**{number}.** {text}``), each field a group."""
+    return tuple(
+        re.compile("(.+?)".join(re.escape(part) for part in FIELD.split(entry)), re.S)
+        for entry in catalog(lang).values()
+        if FIELD.search(entry) and not re.search(r"\w", FIELD.sub("", entry))
+    )
+
+
+def _number(text: str) -> bool:
+    return bool(re.fullmatch(r"[-+−]?[\d.,]+(e[-+]?\d+)?%?", text.strip()))
+
+
+@cache
+def _templates(lang: str) -> tuple[re.Pattern, ...]:
+    """The entries with ``{fields}`` that say something besides their fields: ``{label}: {value}`` would match
+    any text with a colon in it, in any language."""
+    return tuple(
+        _pattern(lang, key)
+        for key, entry in catalog(lang).items()
+        if FIELD.search(entry) and re.search(r"\w", FIELD.sub("", entry))
+    )
+
+
+def from_catalog(text: str, lang: str) -> bool:
+    """Whether ``text`` is an entry of the ``lang`` catalog, its ``{fields}`` filled with anything; an entry that is
+    only fields and punctuation (``{label}: {value}``, which would match any text with a colon) counts when each
+    field holds a number or itself a text of the catalog."""
+    if text in _entries(lang) or any(pattern.fullmatch(text) for pattern in _templates(lang)):
+        return True
+    for frame in _frames(lang):
+        match = frame.fullmatch(text)
+        if match and all(_number(part) or from_catalog(part, lang) for part in match.groups()):
+            return True
+    return False
+
+
+#: Element types whose ``value`` is text the student reads.
+TEXT_ELEMENTS = ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success")
+#: Input widgets: their label, help and options are read.
+INPUTS = (
+    "slider", "select_slider", "number_input", "toggle", "radio", "checkbox", "selectbox", "multiselect",
+    "text_input", "text_area",
+)  # fmt: skip
+
+
+def visible_strings(at: AppTest) -> list[tuple[str, str]]:
+    """``(where, text)`` for every string a student reads in the page's main area and sidebar: headings, texts,
+    captions and notices, tab and expander labels, control labels, help and options, button and link labels,
+    metrics, and in each chart its title, axis titles, legend entries and annotations. Numbers, LaTeX and code are
+    no text of a catalog and are left out: a chart's tick labels, an ``st.latex`` block, ``st.code``."""
+    out = []
+    for _, _, node in [*_blocks(at.main), *_blocks(at.sidebar)]:
+        kind = node.type
+        if kind in ("tab", "expander"):
+            out.append((kind, node.label))
+        elif kind in TEXT_ELEMENTS:  # (an ``st.latex`` block is of type "latex")
+            out.append((kind, node.value))
+        elif kind in INPUTS:
+            out.append((f"{kind} {node.key}", node.label))
+            if node.help:
+                out.append((f"{kind} {node.key} help", node.help))
+            if kind in ("radio", "selectbox", "multiselect"):
+                out += [(f"{kind} {node.key} option", str(option)) for option in node.options]
+        elif kind in ("button", "download_button", "page_link"):
+            out.append((kind, node.proto.label))
+        elif kind == "metric":
+            out += [("metric", node.label), ("metric value", node.value)]
+        elif kind == "plotly_chart":
+            fig = json.loads(node.proto.spec)
+            layout = fig["layout"]
+            out.append(("chart title", title(fig)))
+            out += [(f"chart {a}", _text(layout[a].get("title"))) for a in sorted(layout) if a[1:5] == "axis"]
+            out += [("chart legend", trace["name"]) for trace in fig["data"] if trace.get("name")]
+            out += [("chart annotation", a["text"]) for a in layout.get("annotations", []) if a.get("text")]
+    return [(where, text) for where, text in out if text and text.strip()]
 
 
 # ---------------------------------------------------------------------- closed forms the charts are checked against

@@ -3,7 +3,6 @@ in both languages; nonsense in the URL falls back to the defaults."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -12,10 +11,28 @@ import pytest
 import posviz
 from posviz.encodings import alibi
 
-from ._support import TabbedView, as_array, assert_clean, open_page, title, tr, visit_tabs
+from ._support import TabbedView, as_array, assert_clean, chart, charts, charts_by_key, open_page, title, tr, visit_tabs
 
 URL = {"heads": "12", "q": "5", "scores": "random", "seed": "3", "train": "64"}
 TABS = ["bias", "origin", "article", "row", "long"]
+#: The charts each tab draws: a name used below -> the catalog key of its title.
+LAYOUT = {
+    "bias": {"slopes": "alibi.slopes", "bias": "alibi.bias"},
+    "origin": {"ladder": "alibi.ladder"},
+    "article": {"article": "alibi.article"},
+    "row": {"row": "alibi.row", "span": "alibi.span"},
+    "long": {"far": "alibi.far", "mass": "alibi.mass"},
+}
+
+
+def lesson_charts(view: TabbedView, lang: str = "en") -> dict[str, dict]:
+    """The figures of every tab by name, each found by its title in ``lang``: every tab draws the charts of
+    ``LAYOUT`` and no other."""
+    figs = {}
+    for tab, names in LAYOUT.items():
+        found = charts_by_key(view.charts[tab], lang, names.values())
+        figs |= {name: found[key].fig for name, key in names.items()}
+    return figs
 
 
 def visit(query: dict | None = None, lang: str = "en", at=None) -> TabbedView:
@@ -40,9 +57,10 @@ def ys(fig) -> list[np.ndarray]:
 
 
 def check_lessons(view: TabbedView, *, n_heads, query, seed, train, lang="en"):
-    figs = view.figures
-    assert [len(view.by_tab[code]) for code in TABS] == [2, 1, 1, 2, 2]
-    slopes, _, ladder, article, row, span, far, mass = figs
+    figs = lesson_charts(view, lang)
+    slopes, ladder, article, row, span, far, mass = (
+        figs[name] for name in ("slopes", "ladder", "article", "row", "span", "far", "mass")
+    )
     expected = posviz.alibi_slopes(n_heads)
     np.testing.assert_allclose(as_array(slopes["data"][0]["y"]), expected, rtol=1e-12)
     origin = alibi.alibi_slope_origin(n_heads)
@@ -141,12 +159,12 @@ def test_c_is_defined_where_the_slopes_are_drawn(n_heads, lang):
     at = open_page("alibi", query={"heads": str(n_heads)}, lang=lang)
     assert_clean(at)
     c = largest_power_of_two(n_heads)
-    slopes = at.get("plotly_chart")[0]
-    legend = [trace["name"] for trace in json.loads(slopes.proto.spec)["data"][1:]]
+    slopes = chart(charts(at), lang, "alibi.slopes")
+    legend = [trace["name"] for trace in slopes.fig["data"][1:]]
     assert legend[0] == tr(lang, "alibi.origin.c", c=c, c2=2 * c)
     assert f"c = {c}" in legend[0]  # the legend gives this page's c ...
     notice = tr(lang, "alibi.slopes.notice.power" if c == n_heads else "alibi.slopes.notice")
-    assert notice in [caption.value for caption in at.caption]
+    assert slopes.notice == notice  # the caption under the slopes
     definition = {"en": "largest power of two not above", "zh": "不超过"}[lang]
     assert definition in notice and "2c" in notice  # ... and the caption says what c is and where 2c comes in
     if c != n_heads:
@@ -158,11 +176,14 @@ def test_c_is_defined_where_the_slopes_are_drawn(n_heads, lang):
 def test_chinese_view_has_the_same_numbers(default_tabs):
     en, zh = default_tabs["en"], default_tabs["zh"]
     check_lessons(zh, n_heads=8, query=16, seed=None, train=512, lang="zh")
-    assert [title(f) for f in zh.figures][2:4] == [
-        tr("zh", "alibi.ladder", n=8, c=8, c2=16),
-        tr("zh", "alibi.article"),
-    ]
-    for a, b in zip(en.figures, zh.figures, strict=True):
+    drawn = zh.all_charts()
+    chart(drawn, "zh", "alibi.ladder", n=8, c=8, c2=16)
+    chart(drawn, "zh", "alibi.article")
+    in_english = {c.key: c.fig for c in en.all_charts()}
+    in_chinese = {c.key: c.fig for c in drawn}
+    assert set(in_english) == set(in_chinese)
+    for key, a in in_english.items():  # the same chart in both languages holds the same numbers
+        b = in_chinese[key]
         for ta, tb in zip(a["data"], b["data"], strict=True):
             if ta.get("y") is not None and ta.get("x") != [None]:
                 np.testing.assert_array_equal(as_array(ta["y"]), as_array(tb["y"]))

@@ -9,9 +9,30 @@ import pytest
 
 from posviz.lessons import attention_demo as demo
 
-from ._support import PAGE_FILES, PAGE_NAMES, as_array, assert_clean, assert_matrix, figures, open_page, title, tr
+from ._support import (
+    PAGE_FILES,
+    PAGE_NAMES,
+    Chart,
+    as_array,
+    assert_clean,
+    assert_matrix,
+    charts,
+    figures,
+    open_page,
+    tr,
+)
 
 OWN_EXAMPLE = "own"
+
+
+def demo_charts(at) -> tuple[Chart, Chart]:
+    """The demo's two charts, found by what they are in any language: the attention maps (two heatmaps, as written
+    and shuffled) and the distances (bars with a reference line)."""
+    found = charts(at)
+    attention = [c for c in found if len(c.traces("heatmap")) == 2]
+    distance = [c for c in found if c.traces("bar")]
+    assert len(attention) == len(distance) == 1 and len(found) == 2, [c.title for c in found]
+    return attention[0], distance[0]
 
 
 def attention_panels(fig: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -33,7 +54,7 @@ def check_charts(at, sentence: str, seed: int, positions: bool, back: bool, caus
     """The two charts are the core's ``shuffle_demo`` for these settings, and say so in their labels."""
     assert_clean(at)
     expected = demo.shuffle_demo(sentence, seed, positions=positions, causal=causal)
-    attention, distance = figures(at)
+    attention, distance = (c.fig for c in demo_charts(at))
     left, right = attention_panels(attention)
     assert_matrix(left, expected.weights, what="as written")
     assert_matrix(right, expected.sorted_back if back else expected.shuffled_weights, what="shuffled")
@@ -50,7 +71,7 @@ def check_charts(at, sentence: str, seed: int, positions: bool, back: bool, caus
 def test_default_view_shows_the_equivariance():
     at = open_page("home")
     check_charts(at, demo.EXAMPLES["dog"], 0, positions=False, back=False)
-    attention, distance = figures(at)
+    attention, distance = (c.fig for c in demo_charts(at))
     bar, reference = bars(distance)
     assert bar.max() < 1e-12 < reference.min()  # every token keeps its output: 0 up to rounding
     left, right = attention_panels(attention)
@@ -90,9 +111,10 @@ def test_a_causal_mask_without_positions_changes_the_outputs(example):
     at = open_page("home", query={"ex": example})
     sentence = demo.EXAMPLES[example]
     check_charts(at, sentence, 0, positions=False, back=False)
-    bar, _ = bars(figures(at)[1])
+    attention, distance = (c.fig for c in demo_charts(at))
+    bar, _ = bars(distance)
     assert bar.max() < 1e-12
-    left, right = attention_panels(figures(at)[0])
+    left, right = attention_panels(attention)
     order = demo.shuffle_order(len(demo.tokenize(sentence)), 0)
     assert_matrix(right, left[np.ix_(order, order)], atol=1e-6, what="a permuted copy")
 
@@ -101,7 +123,7 @@ def test_a_causal_mask_without_positions_changes_the_outputs(example):
     x = demo.token_embeddings(demo.tokenize(sentence))
     outputs, shuffled = masked_head(x), masked_head(x[order])
     moved = np.linalg.norm(outputs - shuffled[np.argsort(order)], axis=1)
-    attention, distance = figures(at)
+    attention, distance = (c.fig for c in demo_charts(at))
     bar, reference = bars(distance)
     np.testing.assert_allclose(bar, moved, rtol=1e-9, atol=1e-12)
     assert bar.max() > 0.5 * reference.mean()  # on the scale of the outputs, not of rounding
@@ -116,7 +138,7 @@ def test_a_causal_mask_without_positions_changes_the_outputs(example):
 def test_tokens_with_the_same_prefix_keep_their_output_under_the_mask():
     at = open_page("home", query={"ex": "dog", "seed": "41", "causal": "true"}, lang="zh")
     expected = check_charts(at, demo.EXAMPLES["dog"], 41, positions=False, back=False, causal=True)
-    bar, _ = bars(figures(at)[1])
+    bar, _ = bars(demo_charts(at)[1].fig)
     assert bar[2:].max() < 1e-12 < 1e-3 < bar[:2].min()  # "dog the bit the man": from "bit" on, nothing moved
     kept = tr("zh", "home.demo.kept", kept=3, n=5, tokens="`bit` `the` `man`")
     assert kept in [m.value for m in at.markdown]
@@ -154,17 +176,22 @@ def test_an_example_from_the_url_and_a_new_seed():
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_titles_and_notices_in_each_language(lang):
+    """The demo's charts, found by what they are, are titled and labelled in ``lang``, each with its own caption,
+    and hold the numbers of the language's first example; the page's sections are those of ``lang``."""
     at = open_page("home", query={"pe": "true"}, lang=lang)
-    assert_clean(at)
-    attention, distance = figures(at)
-    assert [title(attention), title(distance)] == [tr(lang, "home.attention"), tr(lang, "home.distance")]
-    panels = [a["text"] for a in attention["layout"]["annotations"]]
-    assert panels == [tr(lang, "home.attention.written"), tr(lang, "home.attention.shuffled")]
-    captions = [c.value for c in at.caption]
-    assert tr(lang, "home.attention.notice.pe") in captions and tr(lang, "home.distance.notice.pe") in captions
-    assert [s.value for s in at.subheader] == [
-        tr(lang, key) for key in ("home.demo", "home.tour", "home.families", "home.more")
-    ]
+    example = {"en": "dog", "zh": "zh_dog"}[lang]
+    check_charts(at, demo.EXAMPLES[example], 0, positions=True, back=False)
+    attention, distance = demo_charts(at)
+    assert (attention.title, distance.title) == (tr(lang, "home.attention"), tr(lang, "home.distance"))
+    assert attention.axes() == (tr(lang, "axis.key_token"), tr(lang, "axis.query_token"))
+    assert distance.axes() == (tr(lang, "home.axis.token"), tr(lang, "home.axis.distance"))
+    panels = sorted(attention.fig["layout"]["annotations"], key=lambda a: a["x"])  # left panel first
+    assert [a["text"] for a in panels] == [tr(lang, "home.attention.written"), tr(lang, "home.attention.shuffled")]
+    assert attention.notice == tr(lang, "home.attention.notice.pe")
+    assert distance.notice == tr(lang, "home.distance.notice.pe")
+    sections = [s.value for s in at.subheader]
+    assert set(sections) == {tr(lang, key) for key in ("home.demo", "home.tour", "home.families", "home.more")}
+    assert sections[0] == tr(lang, "home.demo")  # the demo opens the page
     assert at.radio(key="ex").label == tr(lang, "home.ctl.example")
     assert at.toggle(key="pe").label == tr(lang, "home.ctl.pe")
 
@@ -257,7 +284,9 @@ def test_every_family_card_opens_its_own_family():
         assert_clean(opened)
         if fam.key in ("shaw", "t5"):
             assert opened.session_state["tab.code"] == fam.key
-            matrix = as_array(figures(opened)[0]["data"][0]["z"])
+            (matrix_chart,) = [c for c in charts(opened) if c.traces("heatmap")]  # the tab's one matrix
+            assert matrix_chart.axes() == (tr("en", "axis.key_position"), tr("en", "axis.query_position"))
+            matrix = as_array(matrix_chart.traces("heatmap")[0]["z"])
             expected = fam.build(**{**fam.defaults(), "seq_len": matrix.shape[0]})
             np.testing.assert_array_equal(matrix, expected)  # Shaw's clipped index, or T5's bucket of every pair
     t5 = by_label[tr("en", "family.t5.name")]
@@ -279,7 +308,7 @@ def test_the_example_follows_a_language_switch_until_one_is_chosen():
     at.run()  # (AppTest drops a widget change made right after Home's very first run)
     at.radio(key="lang").set_value("zh").run()  # the sidebar's language switch
     assert at.radio(key="ex").value == "zh_dog"
-    assert title(figures(at)[0]) == tr("zh", "home.attention")
+    assert demo_charts(at)[0].title == tr("zh", "home.attention")
     check_charts(at, demo.EXAMPLES["zh_dog"], 0, positions=False, back=False)
     at.radio(key="ex").set_value("book").run()  # a choice of one's own stays, in either language
     at.radio(key="lang").set_value("en").run()

@@ -20,10 +20,29 @@ from posviz.encodings import rope_configs
 from posviz.pages import script
 from posviz.ui import SESSION_TABLES
 
-from ._support import ROOT, as_array, assert_clean, assert_matrix, figures, heatmap_z, open_page, title, tr, visit_tabs
+from ._support import (
+    ROOT,
+    as_array,
+    assert_clean,
+    assert_matrix,
+    chart,
+    charts,
+    charts_by_key,
+    figures,
+    heatmap_z,
+    open_page,
+    title,
+    tr,
+    visit_tabs,
+)
 
 TABS = ["table", "similarity", "projection", "spectrum", "probe", "sinusoidal", "compare"]
 OCTETS = "application/octet-stream"
+
+
+def stored_table(at) -> dict:
+    """The heatmap of the table the inspector found, by its title."""
+    return chart(charts(at), "en", "inspect.table").fig
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +162,9 @@ def test_the_table_is_handed_to_the_learned_page(models):
     at.run()
     assert_clean(at)
     assert at.radio(key="init").value == "session:" + label
-    assert_matrix(heatmap_z(figures(at)[0]), models["gpt2"][1], what="on the Learned page")
+    assert_matrix(
+        heatmap_z(chart(charts(at), "en", "learned.table").fig), models["gpt2"][1], what="on the Learned page"
+    )
 
 
 def test_opt_folder_by_path_in_the_url_marks_its_offset_rows(models):
@@ -153,14 +174,15 @@ def test_opt_folder_by_path_in_the_url_marks_its_offset_rows(models):
     assert at.text_input(key="path").value == str(folder)
     info = tr("en", "inspect.offset", offset=2, rows=42, positions=40)
     assert info in [i.value for i in at.info]
-    stored = figures(at)[0]
+    stored = stored_table(at)
     assert_matrix(heatmap_z(stored), matrix, what="all 42 stored rows are drawn")
     (box,) = stored["layout"]["shapes"]
     assert (box["y0"], box["y1"]) == (-0.5, 1.5)
     at.run()  # a rerun draws the same box once (the heatmap of a cached table is shared, never marked in place)
-    assert figures(at)[0]["layout"]["shapes"] == [box]
+    assert stored_table(at)["layout"]["shapes"] == [box]
     view = visit_tabs(at, "inspect", ["similarity"])
-    assert_matrix(heatmap_z(view.figures[0]), analysis.cosine_similarity_matrix(matrix[2:]), what="40 real positions")
+    (similarity,) = [c.fig for c in view.charts["similarity"] if c.traces("heatmap")]
+    assert_matrix(heatmap_z(similarity), analysis.cosine_similarity_matrix(matrix[2:]), what="40 real positions")
 
 
 def test_t5_biases_open_the_relative_page(models):
@@ -176,9 +198,8 @@ def test_t5_biases_open_the_relative_page(models):
     at.query_params["tab"] = "t5"
     at.run()
     assert_clean(at)
-    learned = figures(at)[3]
     label = "model.safetensors · encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
-    assert title(learned) == tr("en", "relative.t5.bias.learned", name=label, b=32, h=3)
+    learned = chart(charts(at), "en", "relative.t5.bias.learned", name=label, b=32, h=3).fig
     offsets = as_array(learned["data"][0]["x"]).astype(int)
     buckets = posviz.t5_relative_bucket(offsets, num_buckets=32, max_distance=128, bidirectional=True)
     np.testing.assert_allclose(as_array(learned["data"][1]["y"]), bias[buckets, 1], rtol=1e-12)
@@ -223,7 +244,7 @@ def test_a_pickle_that_runs_code_is_refused_and_nothing_runs(tmp_path, models):
     assert not figures(at)
     at = upload(at, model_bytes(models, "gpt2"))  # the page still works: a good file loads after a bad one
     assert_clean(at)
-    assert_matrix(heatmap_z(figures(at)[0]), models["gpt2"][1], what="after the refused file")
+    assert_matrix(heatmap_z(stored_table(at)), models["gpt2"][1], what="after the refused file")
 
 
 @pytest.mark.parametrize(
@@ -272,21 +293,21 @@ def test_an_npz_without_known_names_lets_the_user_pick():
     assert_clean(at)
     assert tr("en", "inspect.pick") in [i.value for i in at.info]
     assert at.selectbox(key="tensor").options == ["alpha", "beta"]
-    assert_matrix(heatmap_z(figures(at)[0]), first, what="first candidate")
+    assert_matrix(heatmap_z(stored_table(at)), first, what="first candidate")
     at.selectbox(key="tensor").set_value("beta").run()
     assert_clean(at)
-    assert_matrix(heatmap_z(figures(at)[0]), second, what="picked candidate")
+    assert_matrix(heatmap_z(stored_table(at)), second, what="picked candidate")
 
 
 def test_a_one_element_change_in_the_upload_is_never_stale():
     table = np.random.default_rng(4).normal(size=(16, 4))
     at = upload(open_page("inspect"), _npy(table), name="t.npy")
-    assert_matrix(heatmap_z(figures(at)[0]), table, what="first upload")
+    assert_matrix(heatmap_z(stored_table(at)), table, what="first upload")
     changed = table.copy()
     changed[7, 2] += 1.0
     at = upload(at, _npy(changed), name="t.npy")
     assert_clean(at)
-    assert_matrix(heatmap_z(figures(at)[0]), changed, what="changed upload")
+    assert_matrix(heatmap_z(stored_table(at)), changed, what="changed upload")
 
 
 def _npy(array) -> bytes:
@@ -322,7 +343,7 @@ def test_cached_models_are_listed_from_disk(models, tmp_path, monkeypatch):
     at = open_page("inspect", query={"from": "cache"})
     assert_clean(at)
     assert at.selectbox(key="model").options == ["tiny/gpt2"]
-    assert_matrix(heatmap_z(figures(at)[0]), models["gpt2"][1], what="cached model")
+    assert_matrix(heatmap_z(stored_table(at)), models["gpt2"][1], what="cached model")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
     at = open_page("inspect", query={"from": "cache"})
     assert_clean(at)
@@ -337,10 +358,7 @@ def test_presentation_mode_and_csv_with_a_loaded_model(models):
     assert tr("zh", "present.controls") in [e.label for e in at.expander]
     csv = [b.proto.label for b in at.get("download_button") if b.key != "posviz-handout"]  # the lesson's handout
     assert csv == [tr("zh", "download.csv")] * len(figs)
-    assert [title(f) for f in figs] == [
-        tr("zh", "inspect.table", tensor="transformer.wpe.weight"),
-        tr("zh", "inspect.norms"),
-    ]
+    charts_by_key(charts(at), "zh", [("inspect.table", {"tensor": "transformer.wpe.weight"}), "inspect.norms"])
     assert tr("zh", "inspect.table.notice.random") in [c.value for c in at.caption]  # an untrained GPT-2
     summary = tr("zh", "inspect.summary", tensor="transformer.wpe.weight", rows=64, dims=32, dtype="float32",
                  format="safetensors", known=tr("zh", "inspect.known.wpe.weight"))  # fmt: skip

@@ -12,34 +12,71 @@ from posviz import analysis
 from posviz.encodings import learned
 from posviz.ui import SESSION_TABLES
 
-from ._support import as_array, assert_clean, assert_matrix, heatmap_z, open_page, title, tr, visit_tabs
+from ._support import (
+    Chart,
+    as_array,
+    assert_clean,
+    assert_matrix,
+    charts,
+    charts_by_key,
+    heatmap_z,
+    open_page,
+    title,
+    tr,
+    visit_tabs,
+)
+from ._support import chart as find_chart
 from ._support import figures as figure_list
 
 TABS = ["table", "projection", "spectrum", "probe", "past"]
 
 
-def learned_titles(
-    lang: str, *, n: int = 128, d: int | None = None, trained: int | None = None, method: str = "pca", stretch: int = 2
-) -> list[str]:
-    """The figure titles of the Learned page for a table of ``n`` x ``d`` rows (d = n unless given), from the catalog
-    of ``lang``. ``trained`` is the side of a trained table shown alone on the probe tab (the example: 64); without
-    it the probe tab shows the controls' tables, then the 64 x 64 trained example."""
-    d = n if d is None else d
-    probe = (
-        [tr(lang, "learned.probe.title.trained", n=trained, d=trained)]
-        if trained
-        else [tr(lang, "learned.probe.title", n=n, d=d), tr(lang, "learned.probe.title.trained", n=64, d=64)]
-    )
-    return [
-        tr(lang, "learned.table"),
-        tr(lang, "figure.similarity"),
-        tr(lang, "learned.projection.title", method=tr(lang, f"learned.projection.{method}")),
-        tr(lang, "learned.spectrum.dominant"),
-        tr(lang, "learned.spectrum.mean"),
-        *probe,
-        tr(lang, "learned.past.clip", n=n, longer=stretch * n, last=stretch * n - 1),
-        tr(lang, "learned.past.interpolate", n=n, longer=stretch * n),
-    ]
+#: The charts of the page by the names the tests give them -> the catalog key of their title.
+TITLES = {
+    "table": "learned.table",
+    "similarity": "figure.similarity",
+    "projection": "learned.projection.title",
+    "dominant": "learned.spectrum.dominant",
+    "power": "learned.spectrum.mean",
+    "probe": "learned.probe.title",
+    "trained": "learned.probe.title.trained",
+    "clip": "learned.past.clip",
+    "interpolate": "learned.past.interpolate",
+}
+#: The charts each tab draws for a table the controls describe; for a trained or session table the probe tab draws
+#: "trained" only (the table beside the two starts of its shape).
+LAYOUT = {
+    "table": ("table", "similarity"),
+    "projection": ("projection",),
+    "spectrum": ("dominant", "power"),
+    "probe": ("probe", "trained"),
+    "past": ("clip", "interpolate"),
+}
+
+
+#: The caption under each chart of the default view (a random table, the trained example on the probe tab).
+NOTICES = {
+    "table": "learned.table.notice.random",
+    "similarity": "learned.similarity.notice.random",
+    "projection": "learned.projection.notice.random",
+    "dominant": "learned.spectrum.notice.random",
+    "power": "learned.spectrum.mean.notice",
+    "probe": "learned.probe.notice.init",
+    "trained": "learned.probe.notice.example",
+    "clip": "learned.past.clip.notice",
+    "interpolate": "learned.past.interpolate.notice",
+}
+
+
+def check_layout(view, lang: str, values: dict, *, trained_only: bool = False) -> dict[str, Chart]:
+    """Each tab of ``view`` draws its charts of ``LAYOUT`` and no other (on the probe tab only "trained" if
+    ``trained_only``), titled in ``lang`` with ``values[name]`` filled in, where given; the charts by name."""
+    found = {}
+    for tab, names in LAYOUT.items():
+        names = ("trained",) if trained_only and tab == "probe" else names
+        drawn = charts_by_key(view.charts[tab], lang, [(TITLES[name], values.get(name, {})) for name in names])
+        found |= {name: drawn[TITLES[name]] for name in names}
+    return found
 
 
 def visit(query: dict | None = None, lang: str = "en", session: dict | None = None):
@@ -56,16 +93,9 @@ def assert_view_clean(view) -> None:
     assert not view.errors, view.errors
 
 
-def chart(view, name: str) -> dict:
-    """A chart of a view of a registry table (two probe charts) by name; for a trained table (one probe chart,
-    "trained") the names after it shift by one, so look them up with ``trained_chart``."""
-    names = ["table", "similarity", "projection", "dominant", "power", "probe", "trained", "clip", "interpolate"]
-    return view.figures[names.index(name)]
-
-
-def trained_chart(view, name: str) -> dict:
-    names = ["table", "similarity", "projection", "dominant", "power", "trained", "clip", "interpolate"]
-    return view.figures[names.index(name)]
+def chart(view, name: str, lang: str = "en") -> dict:
+    """The figure of ``view`` (over all its tabs) named ``name`` in ``TITLES``, found by its title in ``lang``."""
+    return find_chart(view.all_charts(), lang, TITLES[name]).fig
 
 
 def probe_bars(fig: dict) -> np.ndarray:
@@ -88,23 +118,27 @@ def default_view():
 # ------------------------------------------------------------------------------------------------ default view
 
 
-def test_default_view_titles_and_notices(default_view):
+def test_default_view_layout_and_notices(default_view):
+    """Every tab of the default view (a random 128 x 128 table) draws its charts, each with its own "what to notice"
+    caption under it, and the table is the seeded table the core builds."""
     view = default_view()
     assert_view_clean(view)
-    assert [title(f) for f in view.figures] == learned_titles("en")
-    captions = view.captions
-    for key in (
-        "learned.table.notice.random",
-        "learned.similarity.notice.random",
-        "learned.projection.notice.random",
-        "learned.spectrum.notice.random",
-        "learned.spectrum.mean.notice",
-        "learned.probe.notice.init",
-        "learned.probe.notice.example",
-        "learned.past.clip.notice",
-        "learned.past.interpolate.notice",
-    ):
-        assert tr("en", key) in captions, key
+    found = check_layout(view, "en", default_values("en"))
+    for name, key in NOTICES.items():
+        assert found[name].notice == tr("en", key), name
+    assert found["table"].axes() == (tr("en", "axis.dimension"), tr("en", "axis.position"))
+    assert_matrix(heatmap_z(found["table"].fig), posviz.learned_init(128, 128, std=0.02, seed=0), what="table")
+
+
+def default_values(lang: str) -> dict:
+    """The titles' values of the default view: 128 x 128, PCA, twice as long past the table."""
+    return {
+        "projection": {"method": tr(lang, "learned.projection.pca")},
+        "probe": {"n": 128, "d": 128},
+        "trained": {"n": 64, "d": 64},
+        "clip": {"n": 128, "last": 255},
+        "interpolate": {"n": 128, "longer": 256},
+    }
 
 
 def test_projection_is_the_cores_pca_of_every_position(default_view):
@@ -227,12 +261,13 @@ def test_example_from_the_url():
     assert view.widgets["init"] == "example" and view.widgets["stretch"] == 4
     assert at.slider(key="n").disabled and at.number_input(key="std").disabled
     table = learned.example_table()
-    assert [title(f) for f in view.figures] == learned_titles("en", n=64, trained=64, stretch=4)
-    assert_matrix(heatmap_z(trained_chart(view, "table")), table, atol=1e-6, what="table")
-    sim = heatmap_z(trained_chart(view, "similarity"))
+    values = {"trained": {"n": 64, "d": 64}, "clip": {"n": 64, "last": 255}, "interpolate": {"n": 64, "longer": 256}}
+    check_layout(view, "en", values, trained_only=True)  # stretched 4 times past the 64 rows
+    assert_matrix(heatmap_z(chart(view, "table")), table, atol=1e-6, what="table")
+    sim = heatmap_z(chart(view, "similarity"))
     assert_matrix(sim, analysis.cosine_similarity_matrix(table), what="similarity")
     assert np.mean(np.diagonal(sim, 1)) > np.mean([np.diagonal(sim, k).mean() for k in range(16, 48)]) + 0.4
-    clip = heatmap_z(trained_chart(view, "clip"))
+    clip = heatmap_z(chart(view, "clip"))
     assert_matrix(clip, learned.extended_similarity(table, 256, "clip")[1], what="clip")
     assert tr("en", "learned.probe.notice.example") in view.captions
     assert view.codes[0] == learned.torch_lookup_error(64, 64) == _torch_message(64, 64)
@@ -311,11 +346,13 @@ def test_nonsense_in_the_url_falls_back():
 def test_chinese_view(default_view):
     view = default_view("zh")
     assert_view_clean(view)
-    assert [title(f) for f in view.figures] == learned_titles("zh")
-    captions = view.captions
-    assert tr("zh", "learned.probe.notice.init") in captions and tr("en", "learned.probe.notice.init") not in captions
+    found = check_layout(view, "zh", default_values("zh"))
+    assert_matrix(heatmap_z(found["table"].fig), posviz.learned_init(128, 128), what="table")
+    assert found["table"].axes() == (tr("zh", "axis.dimension"), tr("zh", "axis.position"))
+    for name, key in NOTICES.items():
+        assert found[name].notice == tr("zh", key), name
     assert [m.label for m in view.metrics] == [tr("zh", "option.random"), tr("zh", "option.sinusoidal")]
-    assert chart(view, "trained")["data"][0]["x"][2] == tr("zh", "learned.option.example")
+    assert found["trained"].fig["data"][0]["x"][2] == tr("zh", "learned.option.example")
     assert view.subheaders[0] == tr("zh", "learned.section.table")
 
 
@@ -329,8 +366,8 @@ def test_a_session_table_becomes_an_option():
     assert_clean(at)
     view = visit_tabs(at, "learned", TABS)
     assert_view_clean(view)
-    assert_matrix(heatmap_z(trained_chart(view, "table")), table, what="table")
-    probe = trained_chart(view, "trained")
+    assert_matrix(heatmap_z(chart(view, "table")), table, what="table")
+    probe = chart(view, "trained")
     assert title(probe) == tr("en", "learned.probe.title.trained", n=48, d=24)
     assert probe["data"][0]["x"][2] == tr("en", "learned.option.session", name="my checkpoint")
     expected = [
@@ -344,7 +381,7 @@ def test_a_session_table_becomes_an_option():
     assert tr("en", "learned.probe.notice.session") in view.captions
     assert at.slider(key="n").disabled
     assert_matrix(
-        heatmap_z(trained_chart(view, "interpolate")),
+        heatmap_z(chart(view, "interpolate")),
         analysis.cosine_similarity_matrix(learned.interpolate_table(table, 96)),
         what="interp",
     )
@@ -377,13 +414,12 @@ def test_a_random_table_is_built_whole_only_when_its_heatmap_shows_every_entry()
 
     view = visit_tabs(open_page("learned", query={"n": "3001", "d": "33"}), "learned", TABS)
     assert_view_clean(view)
-    assert len(view.figures) == 9 and not built(3001), "a tab built the whole 3001 x 33 table"
+    check_layout(view, "en", {"probe": {"n": 3001, "d": 33}})  # every tab drew its charts ...
+    assert not built(3001), "a tab built the whole 3001 x 33 table"  # ... from the rows it reads
     at = open_page("learned", query={"n": "301", "d": "33", "tab": "probe"})
     assert_clean(at)
-    assert [title(f) for f in figure_list(at)] == [
-        tr("en", "learned.probe.title", n=301, d=33),
-        tr("en", "learned.probe.title.trained", n=64, d=64),
-    ]
+    probe_titles = [("learned.probe.title", {"n": 301, "d": 33}), ("learned.probe.title.trained", {"n": 64, "d": 64})]
+    charts_by_key(charts(at), "en", probe_titles)
     assert not built(301), "the probe tab built the 301 x 33 table (it reads its rows only)"
     view = visit_tabs(open_page("learned", query={"n": "301", "d": "33"}), "learned", ["table"])
     assert_view_clean(view)

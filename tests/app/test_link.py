@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from posviz.ui import link
+from posviz.ui import link, widgets
 
 from ._support import LANGS, PAGE_FILES, PAGE_NAMES, ROOT, assert_clean, open_page, tab_codes, tr
 
@@ -187,3 +187,10 @@ def test_link_strings_are_in_both_languages_and_fill_the_same_fields():
     for key in files["en"]:
         fields = {lang: set(re.findall(r"\{(\w+)\}", files[lang][key])) for lang in LANGS}
         assert fields["en"] == fields["zh"], key
+
+
+def test_the_keys_of_a_pages_controls_are_read_from_every_control_method():
+    """``widgets.Controls`` names a control by its first argument; the source reader looks there for each method
+    that draws one (the others only look up its texts)."""
+    drawing = {name for name, value in vars(widgets.Controls).items() if callable(value) and not name.startswith("_")}
+    assert drawing - {"label", "help"} == link.CONTROL_METHODS

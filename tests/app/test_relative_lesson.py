@@ -10,7 +10,20 @@ from streamlit.testing.v1 import AppTest
 import posviz
 from posviz.encodings import relative
 
-from ._support import APP_FILE, PAGE_FILES, TIMEOUT, as_array, assert_clean, figures, open_page, title, tr, visit_tabs
+from ._support import (
+    APP_FILE,
+    PAGE_FILES,
+    TIMEOUT,
+    as_array,
+    assert_clean,
+    chart,
+    charts,
+    charts_by_key,
+    open_page,
+    title,
+    tr,
+    visit_tabs,
+)
 
 URL = {"shaw_len": "20", "shaw_k": "3", "t5_buckets": "16", "t5_max_distance": "64", "t5_bidirectional": "false"}
 
@@ -27,10 +40,31 @@ def visit(query: dict | None = None, lang: str = "en"):
     return view
 
 
+#: The charts each tab draws: a name used below -> the catalog key of its title (a synthetic bias table: none was
+#: loaded in the session).
+LAYOUT = {
+    "shaw": {"index": "relative.shaw.index", "distinct": "relative.shaw.distinct"},
+    "t5": {
+        "matrix": "relative.t5.matrix",
+        "curve": "relative.t5.curve",
+        "sizes": "relative.t5.sizes",
+        "bias": "relative.t5.bias.synthetic",
+    },
+}
+
+
+def lesson_charts(view, lang: str = "en") -> dict[str, dict]:
+    """The figures of both tabs by name, each found by its title in ``lang``; each tab draws these and no other."""
+    figs = {}
+    for tab, names in LAYOUT.items():
+        found = charts_by_key(view.charts[tab], lang, names.values())
+        figs |= {name: found[key].fig for name, key in names.items()}
+    return figs
+
+
 def check_lessons(view, *, shaw_len, k, num_buckets, max_distance, bidirectional, lang="en"):
-    figs = view.figures
-    assert len(figs) == 6
-    _, distinct, _, curve, sizes, bias = figs
+    figs = lesson_charts(view, lang)
+    distinct, curve, sizes, bias = (figs[name] for name in ("distinct", "curve", "sizes", "bias"))
     lengths = as_array(distinct["data"][0]["x"]).astype(int)
     np.testing.assert_array_equal(lengths, np.arange(1, max(4 * k, 2 * shaw_len) + 1))
     enumerated = [np.unique(posviz.shaw_relative_index(n, n, k)).size for n in lengths]
@@ -84,7 +118,7 @@ def t5_bucket(relative_position, **kwargs) -> np.ndarray:
 def test_default_view_lessons():
     view = visit()
     bias, offsets, kw = check_lessons(view, shaw_len=32, k=8, num_buckets=32, max_distance=128, bidirectional=True)
-    assert tr("en", "relative.t5.region.flat", s=91) in [t["name"] for t in view.figures[3]["data"]]
+    assert tr("en", "relative.t5.region.flat", s=91) in [t["name"] for t in lesson_charts(view)["curve"]["data"]]
     assert tr("en", "relative.t5.bias.notice", s=91) in view.captions
     assert tr("en", "relative.t5.unused.bidirectional", b=16, listed="16") in view.infos
     assert tr("en", "relative.t5.bias.none") in view.infos
@@ -105,7 +139,7 @@ def test_url_view_lessons_in_chinese():
         np.flatnonzero(t5_bucket(-np.arange(64), bidirectional=False, num_buckets=16, max_distance=64) == 15)[0]
     )
     assert tr("zh", "relative.t5.bias.notice", s=start) in view.captions
-    assert title(view.figures[1]) == tr("zh", "relative.shaw.distinct", k=3, total=7)
+    assert title(lesson_charts(view, "zh")["distinct"]) == tr("zh", "relative.shaw.distinct", k=3, total=7)
     assert title(bias) == tr("zh", "relative.t5.bias.synthetic", b=16)
 
 
@@ -121,8 +155,8 @@ def test_session_bias_table_is_shown():
     }
     at.run()
     assert_clean(at)
-    bias = figures(at)[3]
-    assert title(bias) == tr("en", "relative.t5.bias.learned", name="t5.relative_attention_bias", b=16, h=3)
+    learned = {"name": "t5.relative_attention_bias", "b": 16, "h": 3}
+    bias = chart(charts(at), "en", "relative.t5.bias.learned", **learned).fig
     assert tr("en", "relative.t5.bias.none") not in [i.value for i in at.info]
     offsets = as_array(bias["data"][0]["x"]).astype(int)
     np.testing.assert_array_equal(offsets, np.arange(-256, 257))

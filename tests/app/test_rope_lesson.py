@@ -12,12 +12,16 @@ import posviz
 from posviz.encodings import rope, rope_configs
 
 from ._support import (
+    Chart,
     as_array,
     assert_clean,
     assert_matrix,
+    charts,
+    charts_by_key,
     figures,
     heatmap_z,
     open_page,
+    rope_table_formula,
     title,
     tr,
     visit_tabs,
@@ -27,46 +31,34 @@ from ._support import (
 METHODS = rope_configs.EXTENSION_METHODS
 
 
-def rope_titles(lang: str) -> list[str]:
-    """The chart titles of the default view (n 128, head_dim 64, base 1e4, every control at its default)."""
-    _, _, shift_diff = rope.rope_shifted_scores(64, 64, 100)
-    _, _, check_diff = rope.rope_layout_check(8, 8)
-    keys = [
-        ("rope.table", {}),
-        ("rope.anim", {}),
-        ("rope.scores", {}),
-        ("rope.shift", {"k": 64, "diff": f"{shift_diff:.2g}"}),
-        ("rope.decay", {"d": 64}),
-        ("rope.layouts", {}),
-        ("rope.check", {"diff": f"{check_diff:.2g}"}),
-        ("rope.partial", {"r": 32, "d": 64}),
-        ("rope.ext.wavelength", {"cur": "32,768"}),
-        ("rope.ext.classes", {}),
-        ("rope.ext.attention", {}),
-        ("rope.ext.dynamic", {"L": "4,096"}),
-        ("rope.cfg.wavelength", {}),
-    ]
-    return [tr(lang, key, **values) for key, values in keys]
-
-
-#: The page's tabs, first tab first, and the charts each draws (named as in the tests below).
+#: The page's tabs, first tab first, and the charts each draws: a name used in the tests below -> the catalog key of
+#: its title.
 TABS = {
-    "rotation": ["table", "anim"],
-    "scores": ["scores", "shift"],
-    "decay": ["decay"],
-    "layouts": ["layouts", "check"],
-    "partial": ["partial"],
-    "extension": ["ext_wave", "ext_classes", "ext_attention", "ext_dynamic"],
-    "config": ["cfg"],
+    "rotation": {"table": "rope.table", "anim": "rope.anim"},
+    "scores": {"scores": "rope.scores", "shift": "rope.shift"},
+    "decay": {"decay": "rope.decay"},
+    "layouts": {"layouts": "rope.layouts", "check": "rope.check"},
+    "partial": {"partial": "rope.partial"},
+    "extension": {
+        "ext_wave": "rope.ext.wavelength",
+        "ext_classes": "rope.ext.classes",
+        "ext_attention": "rope.ext.attention",
+        "ext_dynamic": "rope.ext.dynamic",
+    },
+    "config": {"cfg": "rope.cfg.wavelength"},
 }
 
 
-def by_title(at, tab: str = "rotation") -> dict[str, dict]:
-    """The charts of the open tab ``tab``, keyed by their names in ``TABS``."""
+def tab_charts(at, tab: str = "rotation", lang: str = "en") -> dict[str, Chart]:
+    """The charts of the open tab ``tab``, found by their titles in ``lang`` (the tab draws these and no other)."""
     assert at.session_state["tab.code"] == tab
-    figs = figures(at)
-    assert len(figs) == len(TABS[tab]), [title(f) for f in figs]
-    return dict(zip(TABS[tab], figs, strict=True))
+    found = charts_by_key(charts(at), lang, TABS[tab].values())
+    return {name: found[key] for name, key in TABS[tab].items()}
+
+
+def by_title(at, tab: str = "rotation", lang: str = "en") -> dict[str, dict]:
+    """The figures of the open tab ``tab`` by their names in ``TABS``."""
+    return {name: found.fig for name, found in tab_charts(at, tab, lang).items()}
 
 
 def open_tab(at, tab: str, lang: str = "en") -> dict[str, dict]:
@@ -497,27 +489,79 @@ def test_nonsense_in_the_url_falls_back():
     assert at.text_area(key="cfg").value == rope_configs.preset_text("llama31_8b")
 
 
+def hf_inv_freq(rope_parameters: dict, head_dim: int, max_position_embeddings: int, seq_len=None) -> np.ndarray:
+    """transformers' ``ROPE_INIT_FUNCTIONS`` for a tiny Llama config with these RoPE parameters (float32 maths)."""
+    import transformers
+    from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
+
+    transformers.logging.set_verbosity_error()
+    config = transformers.LlamaConfig(
+        hidden_size=2 * head_dim,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=head_dim,
+        max_position_embeddings=max_position_embeddings,
+        rope_parameters={"rope_theta": 10_000.0, **rope_parameters},
+        num_hidden_layers=1,
+        intermediate_size=8,
+        vocab_size=8,
+    )
+    inv_freq, _ = ROPE_INIT_FUNCTIONS[rope_parameters["rope_type"]](config, "cpu", seq_len=seq_len)
+    return inv_freq.double().numpy()
+
+
+def check_default_data(found: dict[str, Chart], lang: str) -> None:
+    """The default view's numbers (n 128, head_dim 64, base 10^4; extension x8 from 4,096, read at 32,768; the
+    Llama 3.1 preset), each chart found by its title in ``lang``, against the formula or transformers."""
+    assert_matrix(heatmap_z(found["table"].fig), rope_table_formula(128, 64), what="cos(m theta_i)")
+    waves = {trace["name"]: as_array(trace["y"]) for trace in found["ext_wave"].fig["data"]}
+    theta = 10_000.0 ** (-np.arange(0, 64, 2) / 64)
+    np.testing.assert_allclose(waves[tr(lang, "rope.method.none")], 2 * np.pi / theta, rtol=1e-12)
+    ntk = (10_000.0 * 8 ** (64 / 62)) ** (-np.arange(0, 64, 2) / 64)  # bloc97: base s^(d / (d - 2))
+    np.testing.assert_allclose(waves[tr(lang, "rope.method.ntk")], 2 * np.pi / ntk, rtol=1e-12)
+    common = {"factor": 8.0, "original_max_position_embeddings": 4096}
+    llama3 = {"rope_type": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0, **common}
+    oracles = {
+        "linear": hf_inv_freq({"rope_type": "linear", "factor": 8.0}, 64, 4096),
+        "dynamic": hf_inv_freq({"rope_type": "dynamic", "factor": 1.0}, 64, 4096, seq_len=32_768),
+        "yarn": hf_inv_freq({"rope_type": "yarn", **common}, 64, 4096),
+        "llama3": hf_inv_freq(llama3, 64, 4096),
+    }
+    for method, inv_freq in oracles.items():
+        np.testing.assert_allclose(waves[tr(lang, f"rope.method.{method}")], 2 * np.pi / inv_freq, rtol=2e-6)
+    preset = {k: v for k, v in rope_configs.PRESETS["llama31_8b"].items() if k != "model_type"}
+    from transformers import LlamaConfig
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    llama = LlamaRotaryEmbedding(LlamaConfig(**preset)).inv_freq.double().numpy()
+    cfg = {trace["name"]: as_array(trace["y"]) for trace in found["cfg"].fig["data"]}
+    np.testing.assert_allclose(cfg[tr(lang, "rope.cfg.scaled")], 2 * np.pi / llama, rtol=2e-6)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_both_languages(lang):
+    """Each tab draws its charts, titled in ``lang`` (with the default view's values), each with its own "what to
+    notice" caption under it, and the numbers of the default view."""
     view = visit_tabs(open_page("rope", lang=lang), "rope", list(TABS), lang)
     assert not view.exceptions and not view.errors
-    assert [title(f) for f in view.figures] == rope_titles(lang)
-    captions = [c for c in view.captions if not c.startswith(":material/info:")]  # not the unused-controls notes
-    notices = [
-        "table",
-        "anim",
-        "scores",
-        "shift",
-        "decay",
-        "layouts",
-        "check",
-        "partial",
-        "ext.wavelength",
-        "ext.classes",
-        "ext.attention",
-        "ext.dynamic",
-        "cfg",
-    ]
-    assert captions == [tr(lang, f"rope.{k}.notice") for k in notices]
-    buttons = [b["label"] for b in view.by_tab["rotation"][1]["layout"]["updatemenus"][0]["buttons"]]
+    _, _, shift_diff = rope.rope_shifted_scores(64, 64, 100)
+    _, _, check_diff = rope.rope_layout_check(8, 8)
+    values = {
+        "shift": {"k": 64, "diff": f"{shift_diff:.2g}"},
+        "decay": {"d": 64},
+        "check": {"diff": f"{check_diff:.2g}"},
+        "partial": {"r": 32, "d": 64},
+        "ext_wave": {"cur": "32,768"},
+        "ext_dynamic": {"L": "4,096"},
+    }
+    notices = {"ext_wave": "ext.wavelength", "ext_classes": "ext.classes", "ext_attention": "ext.attention"}
+    notices |= {"ext_dynamic": "ext.dynamic"}
+    found = {}
+    for tab, names in TABS.items():
+        drawn = charts_by_key(view.charts[tab], lang, [(names[name], values.get(name, {})) for name in names])
+        for name, key in names.items():
+            found[name] = drawn[key]
+            assert drawn[key].notice == tr(lang, f"rope.{notices.get(name, name)}.notice"), name
+    check_default_data(found, lang)
+    buttons = [b["label"] for b in found["anim"].fig["layout"]["updatemenus"][0]["buttons"]]
     assert buttons == [tr(lang, "rope.anim.play"), tr(lang, "rope.anim.pause")]

@@ -19,10 +19,15 @@ from ._support import (
     as_array,
     assert_clean,
     assert_matrix,
-    figures,
+    chart,
+    charts,
+    charts_by_key,
+    from_catalog,
     heatmap_z,
     image_rgba,
     open_page,
+    sinusoidal_formula,
+    sinusoidal_similarity_formula,
     title,
     tr,
     visit_tabs,
@@ -30,23 +35,19 @@ from ._support import (
 
 TABS = ["table", "distance", "shift", "frequencies", "projection", "extrapolation", "layout", "precision", "norms"]
 
-#: Figure title keys in page order (the shift matrix is left out for an odd d).
-TITLES = [
-    "sinusoidal.table",
-    "figure.similarity",
-    "sinusoidal.offset",
-    "sinusoidal.spread",
-    "sinusoidal.shift",
-    "sinusoidal.wavelength",
-    "sinusoidal.base",
-    "sinusoidal.proj.title.pca",
-    "sinusoidal.extra",
-    "sinusoidal.excess",
-    "sinusoidal.layout",
-    "sinusoidal.precision.map",
-    "sinusoidal.precision",
-    "sinusoidal.norms",
-]
+#: The charts each tab draws, by the catalog keys of their titles (the shift tab draws none for an odd d; the
+#: projection's title names its method).
+LAYOUT = {
+    "table": ("sinusoidal.table", "figure.similarity"),
+    "distance": ("sinusoidal.offset", "sinusoidal.spread"),
+    "shift": ("sinusoidal.shift",),
+    "frequencies": ("sinusoidal.wavelength", "sinusoidal.base"),
+    "projection": ("sinusoidal.proj.title.{proj}",),
+    "extrapolation": ("sinusoidal.extra", "sinusoidal.excess"),
+    "layout": ("sinusoidal.layout",),
+    "precision": ("sinusoidal.precision.map", "sinusoidal.precision"),
+    "norms": ("sinusoidal.norms",),
+}
 NOTICES = [
     "sinusoidal.table.notice",
     "sinusoidal.similarity.notice",
@@ -72,12 +73,23 @@ def assert_view_clean(view) -> None:
     assert not view.errors, view.errors
 
 
-def charts(view) -> dict[str, dict]:
-    """The page's figures by title key (the order is the page's), over all its tabs."""
-    figs = view.figures
-    keys = [k for k in TITLES if not (k == "sinusoidal.shift" and len(figs) == len(TITLES) - 1)]
-    assert len(figs) == len(keys), [title(f) for f in figs]
-    return dict(zip(keys, figs, strict=True))
+def charts_of(view, lang: str = "en", values: dict | None = None) -> dict[str, dict]:
+    """The figures of a view over all its tabs by the catalog key of their titles in ``lang``: each tab drew the
+    charts of ``LAYOUT`` and no other (``values[key]``: the values a title must be filled with, where given)."""
+    values = values or {}
+    figs = {}
+    for tab, keys in LAYOUT.items():
+        keys = [key.format(proj=view.widgets["proj"]) for key in keys]
+        if tab == "shift" and view.widgets["d"] % 2:
+            keys = []  # no shift matrix for an odd d (the tab says why)
+        found = charts_by_key(view.charts[tab], lang, [(key, values.get(key, {})) for key in keys])
+        figs |= {key: c.fig for key, c in found.items()}
+    return figs
+
+
+def charts_of_tab(view, tab: str, lang: str = "en") -> dict[str, dict]:
+    """The figures of one visited tab by the catalog keys of their titles (``LAYOUT``)."""
+    return {key: c.fig for key, c in charts_by_key(view.charts[tab], lang, LAYOUT[tab]).items()}
 
 
 def trace(fig, name=None) -> dict:
@@ -94,8 +106,18 @@ def shape_positions(fig, axis: str) -> list[float]:
 
 def check_view(view, *, n, d, base, layout, k, train, span, dtype, lang="en"):
     """Every chart against the core, for the given controls."""
-    figs = charts(view)
+    figs = charts_of(view, lang)
     table = posviz.sinusoidal(n, d, base=base, layout=layout)
+
+    # the two maps, where drawn cell for cell (a larger similarity matrix is drawn as an image of block means)
+    exact = {key: not figs[key]["layout"]["meta"]["downsampled"] for key in ("sinusoidal.table", "figure.similarity")}
+    assert exact["sinusoidal.table"]
+    assert_matrix(heatmap_z(figs["sinusoidal.table"]), table, what="table vs core")
+    if d % 2 == 0:  # PE[p, 2k] = sin(p w_k), PE[p, 2k + 1] = cos(p w_k) (or sin | cos halves)
+        assert_matrix(heatmap_z(figs["sinusoidal.table"]), sinusoidal_formula(n, d, base, layout), what="formula")
+    if exact["figure.similarity"] and d % 2 == 0:
+        expected = sinusoidal_similarity_formula(n, d, base)
+        assert_matrix(heatmap_z(figs["figure.similarity"]), expected, atol=1e-5, what="similarity formula")
 
     offsets, dot, cosine = analysis.strided_offset_profile(table)
     x, y = xy(trace(figs["sinusoidal.offset"], tr(lang, "sinusoidal.offset.dot")))
@@ -209,8 +231,14 @@ def test_default_view_holds_the_core_numbers(default_tabs, lang):
     at, view = default_tabs(lang)
     assert_view_clean(view)
     check_view(view, lang=lang, **DEFAULTS)
-    expected = [tr(lang, key, k=1, train=64, dtype="float16") for key in TITLES]
-    assert [title(f).split("<br>")[0] for f in view.figures] == expected
+    values = {
+        "sinusoidal.shift": {"k": 1},
+        "sinusoidal.excess": {"train": 64},
+        "sinusoidal.precision.map": {"dtype": "float16"},
+    }
+    charts_of(view, lang, values)  # each tab's charts, titled in the language with the default view's values
+    untold = [c.title for c in view.all_charts() if not (c.notice and from_catalog(c.notice, lang))]
+    assert not untold, f"charts without a caption under them: {untold}"
     for key in NOTICES:
         assert tr(lang, key) in view.captions, key
     for key in ("sinusoidal.spread.notice", "sinusoidal.extra.notice"):
@@ -226,17 +254,17 @@ def test_default_view_holds_the_core_numbers(default_tabs, lang):
 
 def test_only_the_open_tab_computes_and_the_url_names_it():
     at = open_page("sinusoidal")
-    assert [title(f) for f in figures(at)] == [tr("en", "sinusoidal.table"), tr("en", "figure.similarity")]
+    charts_by_key(charts(at), "en", LAYOUT["table"])
     assert "tab" not in at.query_params  # the first tab is the default, left out of the link
     at = open_page("sinusoidal", query={"tab": "norms", "lang": "zh"})
-    assert [title(f) for f in figures(at)] == [tr("zh", "sinusoidal.norms")]
+    charts_by_key(charts(at), "zh", LAYOUT["norms"])
     assert at.query_params["tab"] == "norms"  # the code, not the Chinese label
     at.session_state["lang"] = "en"
     at.run()
-    assert [title(f) for f in figures(at)] == [tr("en", "sinusoidal.norms")]  # same tab in the other language
+    charts_by_key(charts(at), "en", LAYOUT["norms"])  # same tab in the other language
     at = open_page("sinusoidal", query={"tab": "nonsense"})
     assert_clean(at)
-    assert [title(f) for f in figures(at)][0] == tr("en", "sinusoidal.table")
+    charts_by_key(charts(at), "en", LAYOUT["table"])  # the first tab
 
 
 def test_default_view_checks_the_claims(default_tabs):
@@ -292,18 +320,19 @@ def test_url_sets_every_control_and_the_charts_follow():
         "span": 500,
     }
     check_view(view, n=300, d=16, base=100.0, layout="halves", k=5, train=100, span=500, dtype="bfloat16")
-    assert title(charts(view)["sinusoidal.precision.map"]) == tr("en", "sinusoidal.precision.map", dtype="bfloat16")
+    assert title(charts_of(view)["sinusoidal.precision.map"]) == tr("en", "sinusoidal.precision.map", dtype="bfloat16")
     at.session_state["tab"] = tr("en", "sinusoidal.tab.precision")
     at.run()
     at.radio(key="dtype").set_value("float32").run()
     assert at.query_params.get("dtype") == "float32" and at.query_params.get("tab") == "precision"
-    assert_matrix(heatmap_z(figures(at)[0]), precision.pair_errors(500, 16, base=100.0, dtype="float32")[1])
+    error_map = chart(charts(at), "en", "sinusoidal.precision.map", dtype="float32").fig
+    assert_matrix(heatmap_z(error_map), precision.pair_errors(500, 16, base=100.0, dtype="float32")[1])
 
 
 def test_url_in_chinese():
     _, view = visit({**URL, "lang": "zh"}, lang="zh")
     assert_view_clean(view)
-    figs = charts(view)
+    figs = charts_of(view, "zh")
     assert title(figs["sinusoidal.shift"]) == tr("zh", "sinusoidal.shift", k=5)
     assert title(figs["sinusoidal.extra"]) == tr("zh", "sinusoidal.extra")
     slow = int(sinlesson.slow_pairs(16, 300, base=100.0).sum())
@@ -321,14 +350,14 @@ def test_shift_beyond_the_table_is_an_error_in_its_tab_only():
     _, view = visit({"n": "10", "k": "20"})
     assert not view.exceptions
     assert len(view.errors) == 1 and "k = 20" in view.errors[0]
-    figs = charts(view)  # every chart is drawn: M_20 exists, only its residual over 10 rows does not
+    figs = charts_of(view)  # every chart is drawn: M_20 exists, only its residual over 10 rows does not
     assert_matrix(heatmap_z(figs["sinusoidal.shift"]), posviz.shift_matrix(128, 20))
 
 
 def test_large_table_is_subsampled_and_says_so():
     _, view = visit({"n": "3000", "d": "8", "span": "3000"})
     assert_view_clean(view)
-    figs = charts(view)
+    figs = charts_of(view)
     points = figs["sinusoidal.proj.title.pca"]["data"][1]
     np.testing.assert_array_equal(as_array(points["marker"]["color"]), posviz.evenly_spaced(3000, 2048))
     assert as_array(trace(figs["sinusoidal.offset"])["x"])[1] == 1  # 3000 <= 4096 rows: every offset
@@ -341,8 +370,7 @@ def test_tsne_projection_is_the_cores():
     at = open_page("sinusoidal", query={"n": "30", "d": "8", "proj": "tsne", "tab": "projection"})
     assert_clean(at)
     assert at.radio(key="proj").value == "tsne" and at.query_params.get("proj") == "tsne"
-    fig = figures(at)[0]
-    assert title(fig) == tr("en", "sinusoidal.proj.title.tsne")
+    fig = chart(charts(at), "en", "sinusoidal.proj.title.tsne").fig
     coords = posviz.project(posviz.sinusoidal(30, 8), "tsne")
     np.testing.assert_allclose(np.c_[as_array(fig["data"][1]["x"]), as_array(fig["data"][1]["y"])], coords, atol=1e-4)
 
@@ -369,7 +397,8 @@ def test_a_table_too_big_to_export_is_drawn_from_closed_form_block_means_without
     n, d = 2101, 2000  # 4.2 M cells: more than a CSV holds cell by cell, so shown and exported as block means
     at = open_page("sinusoidal", query={"n": str(n), "d": str(d), "base": "100"})
     assert_clean(at)
-    table_fig, similarity_fig = figures(at)
+    drawn = charts_by_key(charts(at), "en", LAYOUT["table"])
+    table_fig, similarity_fig = (drawn[key].fig for key in LAYOUT["table"])
     assert table_fig["layout"]["meta"] == {"source_shape": [n, d], "downsampled": True, "shape": [1024, 1024]}
     assert tr("en", "figure.downsampled", src=f"{n}×{d}", dst="1024×1024") in title(table_fig)
     table = posviz.sinusoidal(n, d, base=100.0)
@@ -392,7 +421,8 @@ def test_views_past_4096_positions_use_evenly_spaced_rows_and_say_so():
     assert_view_clean(view)
     positions = posviz.evenly_spaced(n, 4096)
     table = posviz.sinusoidal(n, d)
-    extra, bars = view.by_tab["extrapolation"]
+    drawn = charts_of_tab(view, "extrapolation")
+    extra, bars = drawn["sinusoidal.extra"], drawn["sinusoidal.excess"]
     np.testing.assert_array_equal(as_array(extra["data"][0]["x"]), positions)
     np.testing.assert_array_equal(as_array(extra["data"][0]["y"]), analysis.beyond_training(table, train)[0][positions])
     low, high = table[:train].min(axis=0), table[:train].max(axis=0)  # the training range of every row p < 100
@@ -400,7 +430,7 @@ def test_views_past_4096_positions_use_evenly_spaced_rows_and_say_so():
     np.testing.assert_allclose(
         as_array(bars["data"][0]["y"]), np.maximum(low - later, later - high).clip(min=0).max(axis=0)
     )
-    (norms,) = view.by_tab["norms"]
+    norms = charts_of_tab(view, "norms")["sinusoidal.norms"]
     np.testing.assert_array_equal(as_array(norms["data"][0]["x"]), positions)
     np.testing.assert_allclose(as_array(norms["data"][0]["y"]), posviz.row_norms(table)[positions])
     used = posviz.evenly_spaced(n - 1, 4096)

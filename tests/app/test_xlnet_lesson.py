@@ -14,7 +14,9 @@ from ._support import (
     assert_clean,
     button,
     catalog,
-    figures,
+    chart,
+    charts,
+    charts_by_key,
     heatmap_z,
     open_page,
     order_on_page,
@@ -35,7 +37,8 @@ def listed(tokens, names, lang) -> str:
 def check_lessons(at, order, token, lang="en"):
     order = np.asarray(order)
     assert order_on_page(at) == order.tolist()
-    content, query, rank = figures(at)
+    drawn = charts_by_key(charts(at), lang, ["xlnet.content", "xlnet.query", "xlnet.rank"])
+    content, query, rank = (drawn[key].fig for key in ("xlnet.content", "xlnet.query", "xlnet.rank"))
     expected_content, expected_query = posviz.xlnet_masks(order)
     np.testing.assert_array_equal(heatmap_z(content), expected_content)
     np.testing.assert_array_equal(heatmap_z(query), expected_query)
@@ -77,7 +80,7 @@ def test_default_view_opens_on_a_shuffled_order(default_view):
     _, query = posviz.xlnet_masks(order)
     i, j = np.indices((8, 8))
     assert (query != (j < i)).any()  # not the causal mask
-    assert np.array_equal(heatmap_z(figures(at)[1]), query)
+    assert np.array_equal(heatmap_z(chart(charts(at), "en", "xlnet.query").fig), query)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
