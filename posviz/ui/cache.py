@@ -96,6 +96,8 @@ def nbytes(value, _seen: set[tuple[str, int]] | None = None) -> int:
     buffers) and of its strings, inside tuples, lists, dicts and dataclass fields at any depth, each object counted
     once (two views of one array count their owner once); an object's own ``nbytes`` (a held figure's);
     ``sys.getsizeof`` of anything else."""
+    if isinstance(value, (str, bytes, int, float, type(None))):  # leaves, counted wherever they appear (fast)
+        return sys.getsizeof(value)
     seen = set() if _seen is None else _seen
 
     def first_time(kind: str, ident: int) -> bool:
@@ -124,9 +126,8 @@ def nbytes(value, _seen: set[tuple[str, int]] | None = None) -> int:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = dataclasses.fields(value)
         return sys.getsizeof(value) + sum(nbytes(getattr(value, f.name), seen) for f in fields)
-    if isinstance(getattr(value, "nbytes", None), int):  # an object that counts itself (a held figure)
-        return value.nbytes
-    return sys.getsizeof(value)
+    own = getattr(value, "nbytes", None)
+    return own if isinstance(own, int) else sys.getsizeof(value)  # an object that counts itself: a held figure
 
 
 def _frozen(value):
