@@ -15,6 +15,8 @@ Encodings
     shaw_relative_index                                  Shaw et al. 2018
     xlnet_masks, factorisation_rank,                     XLNet two-stream attention (Yang et al. 2019)
     factorisation_order
+    transformer_xl_pos_emb, rel_shift,                   Transformer-XL's relative encoding, XLNet's positions
+    transformer_xl_score_terms, segment_positions        (Dai et al. 2019): R_(i-j), the four score terms, memory
 
 Analysis (any (positions, dims) table)
     cosine_similarity_matrix, offset_profile, project, position_probe, row_norms, evenly_spaced
@@ -86,6 +88,17 @@ from .encodings.rope import (
     rope_scores,
 )
 from .encodings.sinusoidal import shift_matrix, sinusoidal, sinusoidal_frequencies
+from .encodings.transformer_xl import (
+    ScoreTerms,
+    SegmentPositions,
+    XLWeights,
+    rel_shift,
+    segment_positions,
+    transformer_xl_offsets,
+    transformer_xl_pos_emb,
+    transformer_xl_score_terms,
+    xl_demo_weights,
+)
 from .encodings.xlnet import factorisation_order, factorisation_rank, xlnet_masks
 
 __version__ = "0.1.0"
@@ -144,6 +157,19 @@ __all__ = [
     "t5_bucket_matrix",
     "t5_relative_bucket",
     "xlnet_masks",
+]
+
+#: Transformer-XL's relative encoding (Dai et al. 2019), XLNet's positions.
+__all__ += [
+    "ScoreTerms",
+    "SegmentPositions",
+    "XLWeights",
+    "rel_shift",
+    "segment_positions",
+    "transformer_xl_offsets",
+    "transformer_xl_pos_emb",
+    "transformer_xl_score_terms",
+    "xl_demo_weights",
 ]
 
 #: Names of the training lab re-exported here; they import torch, so they load on first use (PEP 562).
