@@ -29,6 +29,10 @@ Checkpoints (posviz.checkpoint: safe loading of safetensors, PyTorch, .npy and .
     load_model_config(source), list_cached_models(cache_dir=None) -> [CachedModel];
     errors: CheckpointError > UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable > RopeModel,
     BadTable, TooLarge; limits MAX_UPLOAD_BYTES, MAX_NPZ_MEMBERS
+    rope_frequency_usage(source, *, layers=None, config=None) -> FrequencyUsage: the norm of the q/k weight rows
+    feeding each rotary pair of each head (Barbero et al. 2025); p_rope_dropped(inv_freq, p), p_rope_share;
+    head_score_pattern(source, layer, distances) / rope_score_pattern(q, k, inv_freq, distances): the positional
+    part of q_m . k_n a head implies for a constant input
 
 Training lab (posviz.lab, needs torch; loaded on first use, so ``import posviz`` does not import torch)
     TrainConfig, train(config, progress=None, snapshot_every=None, should_stop=None) -> RunResult,
@@ -71,6 +75,15 @@ from .checkpoint import (
     list_position_candidates,
     load_model_config,
     load_position_embeddings,
+)
+from .checkpoint.frequency_usage import (
+    FrequencyUsage,
+    ScorePattern,
+    head_score_pattern,
+    p_rope_dropped,
+    p_rope_share,
+    rope_frequency_usage,
+    rope_score_pattern,
 )
 from .encodings._checks import MAX_DIM, MAX_POSITIONS
 from .encodings.alibi import alibi_bias, alibi_slopes
@@ -170,6 +183,17 @@ __all__ += [
     "transformer_xl_pos_emb",
     "transformer_xl_score_terms",
     "xl_demo_weights",
+]
+
+#: RoPE frequency usage of a checkpoint (Barbero et al. 2025).
+__all__ += [
+    "FrequencyUsage",
+    "ScorePattern",
+    "head_score_pattern",
+    "p_rope_dropped",
+    "p_rope_share",
+    "rope_frequency_usage",
+    "rope_score_pattern",
 ]
 
 #: Names of the training lab re-exported here; they import torch, so they load on first use (PEP 562).
