@@ -363,6 +363,20 @@ class FrequencyUsage:
     def wavelength(self) -> np.ndarray:
         return 2 * math.pi / self.inv_freq
 
+    def layer_means(self, which: str = "query") -> np.ndarray:
+        """(layers, pairs): the usage of each pair averaged over the heads of each layer (``which``: "query" or
+        "key"), the layers x pairs view of the model."""
+        return self._of(which).mean(axis=1)
+
+    def pair_means(self, which: str = "query") -> np.ndarray:
+        """(pairs,): the usage of each pair averaged over every head of every layer read."""
+        return self._of(which).mean(axis=(0, 1))
+
+    def _of(self, which: str) -> np.ndarray:
+        if which not in ("query", "key"):
+            raise ValueError(f"which must be 'query' or 'key'; got {which!r}")
+        return self.query if which == "query" else self.key
+
 
 def rope_frequency_usage(source, *, layers=None, config: dict | None = None) -> FrequencyUsage:
     """Barbero et al. (2025)'s per-frequency norms for a RoPE checkpoint.
