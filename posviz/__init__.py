@@ -20,6 +20,8 @@ Encodings
 
 Analysis (any (positions, dims) table)
     cosine_similarity_matrix, offset_profile, project, position_probe, row_norms, evenly_spaced
+    principal_components (a helix?), similarity_decay and relative_order_probe (Wang & Chen 2020),
+    roughness_by_position (rows noisier past some index?)
 
 Registry
     FAMILIES, family(key): every family's name, summary, parameters and capabilities.
@@ -49,13 +51,20 @@ Example::
 
 from .analysis import (
     MAX_SIMILARITY_POSITIONS,
+    Components,
     OffsetProfile,
+    Roughness,
+    SimilarityDecay,
     cosine_similarity_matrix,
     evenly_spaced,
     offset_profile,
     position_probe,
+    principal_components,
     project,
+    relative_order_probe,
+    roughness_by_position,
     row_norms,
+    similarity_decay,
 )
 from .checkpoint import (
     MAX_NPZ_MEMBERS,
@@ -183,6 +192,17 @@ __all__ += [
     "transformer_xl_pos_emb",
     "transformer_xl_score_terms",
     "xl_demo_weights",
+]
+
+#: The classic findings about learned tables, as questions any table answers (analysis.py).
+__all__ += [
+    "Components",
+    "Roughness",
+    "SimilarityDecay",
+    "principal_components",
+    "relative_order_probe",
+    "roughness_by_position",
+    "similarity_decay",
 ]
 
 #: RoPE frequency usage of a checkpoint (Barbero et al. 2025).
