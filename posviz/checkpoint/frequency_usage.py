@@ -12,8 +12,9 @@ highest frequencies build positional heads; the lowest frequencies carry most of
     head_score_pattern(source, layer, distances, *, hidden=None, config=None) -> ScorePattern
     rope_score_pattern(q, k, inv_freq, distances, *, layout) -> ScorePattern
 
-Only the projections are read, one tensor at a time and in blocks of rows (safetensors files through
-``safe_open(...).get_slice``), so memory stays near one block whatever the model's size. The model's geometry
+Only the projections are read, one tensor at a time and, from safetensors files, in blocks of rows (one range read
+of the file each, after posviz's loader has validated the header), so memory stays near one block whatever the
+model's size, and no torch is needed for bfloat16. The model's geometry
 (heads, key-value heads, head_dim, rotated dimensions, pair layout, frequencies) comes from its config.json, read
 by ``_geometry`` the way transformers' config classes read it.
 """
@@ -24,13 +25,13 @@ import dataclasses
 import math
 import re
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
 import numpy as np
 
 from ..encodings import _checks
 from ..encodings.rope_configs import parse_config, read_config
 from .errors import CheckpointError
+from .safetensors_format import SafetensorsFile, bf16_to_float32
 from .sources import Model, open_model
 from .tables import ROPE_CONFIG_KEYS, ROPE_MODEL_TYPES
 
@@ -142,8 +143,8 @@ BLOCK_ELEMENTS = 2 * 1024 * 1024
 
 
 class _Weights:
-    """The tensors of a source, each read in blocks of rows: a model file or folder (safetensors through
-    ``safe_open(...).get_slice``; other formats through posviz's reader, one tensor at a time) or a state dict."""
+    """The tensors of a source, each read in blocks of rows: a model file or folder (safetensors by byte ranges;
+    other formats through posviz's reader, one tensor at a time) or a state dict."""
 
     def __init__(self, source, config: dict | None):
         self._dict: Mapping | None = None
@@ -185,30 +186,36 @@ class _Weights:
             return
         assert self._model is not None
         opened = self._model.file_for(key)
-        path = getattr(getattr(opened, "blob", None), "path", None)
-        if getattr(opened, "format", "") == "safetensors" and path is not None:
-            yield from _safetensors_blocks(Path(path), key, rows, step, opened.entries[key].dtype)
+        if isinstance(opened, SafetensorsFile):
+            yield from _safetensors_blocks(opened, key, rows, step)
             return
         whole = opened.read(key)
         for start in range(0, rows, step):
             yield start, np.asarray(whole[start : start + step], dtype=np.float64)
 
 
-def _safetensors_blocks(path: Path, key: str, rows: int, step: int, dtype: str) -> Iterator[tuple[int, np.ndarray]]:
-    from safetensors import safe_open
+#: safetensors dtypes read by rows, and how: numpy storage type, and whether it is bfloat16 (the upper half of a
+#: float32, widened by ``bf16_to_float32``).
+ROW_DTYPES = {"F64": ("<f8", False), "F32": ("<f4", False), "F16": ("<f2", False), "BF16": ("<u2", True)}
 
-    if dtype == "bfloat16":  # numpy has no bfloat16: read it through torch, a block at a time
-        import torch
 
-        with safe_open(str(path), framework="pt") as f:
-            view = f.get_slice(key)
-            for start in range(0, rows, step):
-                yield start, view[start : min(start + step, rows)].to(torch.float64).numpy()
-        return
-    with safe_open(str(path), framework="numpy") as f:
-        view = f.get_slice(key)
-        for start in range(0, rows, step):
-            yield start, np.asarray(view[start : min(start + step, rows)], dtype=np.float64)
+def _safetensors_blocks(opened: SafetensorsFile, key: str, rows: int, step: int) -> Iterator[tuple[int, np.ndarray]]:
+    """Blocks of rows of a 2-D tensor of a validated safetensors file, each one range read of its bytes (the
+    tensor is stored row after row), so only one block is ever in memory and neither torch nor a copy of the
+    tensor is needed."""
+    code, shape, begin, _ = opened._spans[key]
+    if code not in ROW_DTYPES:
+        raise CheckpointError(
+            f"{opened.blob.name}: {key} is stored as {opened.entries[key].dtype}; posviz reads projections stored "
+            "as float16, bfloat16, float32 or float64 (a quantised checkpoint needs dequantising first)"
+        )
+    storage, bf16 = ROW_DTYPES[code]
+    row_bytes = int(shape[1]) * np.dtype(storage).itemsize
+    for start in range(0, rows, step):
+        count = min(step, rows - start)
+        raw = np.frombuffer(opened.blob.read(opened.data_start + begin + start * row_bytes, count * row_bytes), storage)
+        values = bf16_to_float32(raw) if bf16 else raw
+        yield start, values.reshape(count, shape[1]).astype(np.float64)
 
 
 def _as_numpy(value) -> np.ndarray:
@@ -228,6 +235,16 @@ class _Layer:
     k_key: str
     q_rows: np.ndarray  # (n_heads, head_dim)
     k_rows: np.ndarray  # (n_kv_heads, head_dim)
+
+    @property
+    def fused(self) -> bool:
+        return self.q_key == self.k_key
+
+    def rows_needed(self, key: str) -> int:
+        """How many leading rows of tensor ``key`` hold its queries and/or keys (a fused weight's values after
+        them are not read)."""
+        rows = [r for r, k in ((self.q_rows, self.q_key), (self.k_rows, self.k_key)) if k == key]
+        return int(max(r.max() for r in rows)) + 1
 
 
 def _find_layers(weights: _Weights, geo: Geometry) -> dict[int, _Layer]:
@@ -401,8 +418,8 @@ def rope_frequency_usage(source, *, layers=None, config: dict | None = None) -> 
     key = np.empty((len(chosen), geo.n_kv_heads, geo.pairs))
     for slot, n in enumerate(chosen):  # one layer's tensors at a time
         layer = found[n]
-        q_energy = _row_energy(weights, layer.q_key, int(max(layer.q_rows.max(), layer.k_rows.max())) + 1)
-        k_energy = q_energy if layer.k_key == layer.q_key else _row_energy(weights, layer.k_key, layer.k_rows.size)
+        q_energy = _row_energy(weights, layer.q_key, layer.rows_needed(layer.q_key))
+        k_energy = q_energy if layer.fused else _row_energy(weights, layer.k_key, layer.rows_needed(layer.k_key))
         query[slot] = np.sqrt(q_energy[layer.q_rows[:, first]] + q_energy[layer.q_rows[:, second]])
         key[slot] = np.sqrt(k_energy[layer.k_rows[:, first]] + k_energy[layer.k_rows[:, second]])
     return FrequencyUsage(
@@ -530,10 +547,9 @@ def _mean_embedding(weights: _Weights, shapes: dict) -> np.ndarray:
 def _projected(weights: _Weights, layer: _Layer, x: np.ndarray, shapes: dict) -> tuple[np.ndarray, np.ndarray]:
     """q = W_q x + b_q and k = W_k x + b_k of every head, (heads, head_dim) and (kv_heads, head_dim)."""
     out = {}
-    for key, rows in ((layer.q_key, layer.q_rows), (layer.k_key, layer.k_rows)):
-        if key not in out:
-            needed = int(rows.max()) + 1 if key != layer.q_key else int(max(layer.q_rows.max(), layer.k_rows.max())) + 1
-            bias_key = key.removesuffix("weight") + "bias"
-            bias = weights.read(bias_key)[:needed] if bias_key in shapes else 0.0
-            out[key] = _row_products(weights, key, needed, x) + bias
+    for key in dict.fromkeys((layer.q_key, layer.k_key)):  # one pass over a fused weight
+        needed = layer.rows_needed(key)
+        bias_key = key.removesuffix("weight") + "bias"
+        bias = weights.read(bias_key)[:needed] if bias_key in shapes else 0.0
+        out[key] = _row_products(weights, key, needed, x) + bias
     return out[layer.q_key][layer.q_rows], out[layer.k_key][layer.k_rows]

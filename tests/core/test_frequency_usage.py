@@ -351,3 +351,60 @@ def test_head_score_pattern_from_a_folder(kind, saved, monkeypatch):
         dots = (q_m[0, :, 0] * k_n[0, :, 0]).sum(-1).numpy()
         column = int(np.flatnonzero(pattern.distances == m - n)[0])
         np.testing.assert_allclose(pattern.score[:, column] + pattern.constant, dots, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_usage_of_an_interleaved_gptj(tmp_path, monkeypatch):
+    """GPT-J turns neighbouring dims (rotate_every_two) of its first rotary_dim dims; its q_proj and k_proj live
+    under transformer.h.<n>.attn. Its own apply_rotary_pos_emb(tensor, sin, cos) is spied on: called on k_rot, then
+    q_rot."""
+    from transformers.models.gptj import modeling_gptj
+
+    torch.manual_seed(3)
+    config = transformers.GPTJConfig(n_embd=HIDDEN, n_head=4, rotary_dim=4, n_layer=2, vocab_size=40, n_positions=64)
+    config._attn_implementation = "eager"
+    model = transformers.GPTJForCausalLM(config).eval()
+    model.save_pretrained(tmp_path)
+    usage = fu.rope_frequency_usage(tmp_path)
+    assert usage.layout == "interleaved" and usage.rotary_dim == 4
+
+    original = modeling_gptj.apply_rotary_pos_emb
+    sin1, cos1 = model.transformer.rotary_emb(torch.zeros(1), position_ids=torch.ones(1, 1, dtype=torch.long))
+    eye = torch.eye(4)[None, None]  # (batch, seq, "heads" = basis vectors, rot)
+    turned = original(eye, sin1, cos1)[0, 0].double().numpy()
+    pairs = sorted(
+        {tuple(sorted((d, next(e for e in range(4) if e != d and abs(turned[d, e]) > 1e-7)))) for d in range(4)},
+        key=lambda pair: -np.arctan2(abs(turned[pair[0], pair[1]]), turned[pair[0], pair[0]]),
+    )
+    assert pairs == [(0, 1), (2, 3)]
+    basis = torch.cat([torch.eye(HIDDEN), torch.zeros(1, HIDDEN)])[None]
+    sin0, cos0 = model.transformer.rotary_emb(basis, position_ids=torch.zeros(1, HIDDEN + 1, dtype=torch.long))
+    for n, block in enumerate(model.transformer.h):
+        captured = []
+
+        def spy(tensor, sin, cos, captured=captured):
+            captured.append(tensor.double().numpy()[0])  # (tokens, heads, rot)
+            return original(tensor, sin, cos)
+
+        monkeypatch.setattr(modeling_gptj, "apply_rotary_pos_emb", spy)
+        with torch.no_grad():
+            block.attn(hidden_states=basis, position_embeddings=(sin0, cos0), attention_mask=None)
+        monkeypatch.setattr(modeling_gptj, "apply_rotary_pos_emb", original)
+        k_rot, q_rot = captured
+        for states, result in ((q_rot, usage.query[n]), (k_rot, usage.key[n])):
+            rows = states[:HIDDEN] - states[HIDDEN:]  # (hidden, heads, rot)
+            expected = [[np.sqrt((rows[:, h, list(p)] ** 2).sum()) for p in pairs] for h in range(4)]
+            np.testing.assert_allclose(result, expected, rtol=1e-6)
+
+
+def test_quantised_projections_are_refused(tmp_path):
+    from safetensors.torch import save_file
+
+    tensors = {
+        "model.layers.0.self_attn.q_proj.weight": torch.ones(8, 8).to(torch.float8_e4m3fn),
+        "model.layers.0.self_attn.k_proj.weight": torch.ones(4, 8).to(torch.float8_e4m3fn),
+    }
+    save_file(tensors, str(tmp_path / "model.safetensors"))
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA))
+    with pytest.raises(posviz_checkpoint_error(), match="stored as float8_e4m3fn; posviz reads projections stored as"):
+        fu.rope_frequency_usage(tmp_path)
