@@ -6,8 +6,9 @@
 
 A synthetic Llama-shaped folder is written to a temporary directory: per layer q_proj (heads x head_dim rows),
 k_proj and v_proj (kv_heads x head_dim rows each), hidden = heads x head_dim, float16 (or bfloat16), four layers
-per shard with a ``model.safetensors.index.json``; at the defaults (32 layers x 32 heads x head_dim 128, 8 key-value heads) that is
-1.6 GB. If the machine has too little free memory or disk, the layer count is scaled down and the table says so.
+per shard with a ``model.safetensors.index.json``; at the defaults (32 layers x 32 heads x head_dim 128, 8 key-value
+heads) that is 1.6 GB. If the machine has too little free memory or disk, the layer count is scaled down and the
+table says so.
 
 A fresh subprocess then reads it: its peak resident memory (``VmHWM``, reset after the imports by writing 5 to
 /proc/self/clear_refs) and tracemalloc's peak of Python allocations while ``rope_frequency_usage`` runs, against the
