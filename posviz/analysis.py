@@ -635,10 +635,11 @@ class Components:
 
 
 def principal_components(table, k: int = 3) -> Components:
-    """Does the table trace a curve in few dimensions, a helix, say? (GPT-2's ``wpe`` does: its first component runs
-    with the position and the next two turn around it.) PCA of the centred rows (Pearson, 1901): coords = U_k S_k,
-    each axis signed so that its largest loading is positive; share_i = s_i^2 / ||X_c||_F^2 (the fraction of the
-    total variance); winding = (unwrapped angle of (c_2, c_3) from the first position to the last) / 2 pi.
+    """Does the table trace a curve in few dimensions, a helix, say? (GPT-2's ``wpe`` has been described as one: a
+    leading component that runs with the position and two more that turn around it.) PCA of the centred rows
+    (Pearson, 1901): coords = U_k S_k, each axis signed so that its largest loading is positive; share_i =
+    s_i^2 / ||X_c||_F^2 (the fraction of the total variance); winding = (unwrapped angle of (c_2, c_3) from the first
+    position to the last) / 2 pi.
     """
     table = _checks.finite_table(table, min_rows=2)
     k = _checks.positive_int("k", k, maximum=min(table.shape))
@@ -723,8 +724,9 @@ class Roughness:
 
 
 def roughness_by_position(table) -> Roughness:
-    """Are the rows past some index noisier than the ones before? (BERT's table, trained mostly on sequences of 128
-    tokens, turns noisy past position 128.) The second difference along positions is small where neighbouring rows
+    """Are the rows past some index noisier than the ones before? (Devlin et al., 2019, pre-trained BERT on
+    sequences of 128 tokens for 90% of the steps and of 512 for the rest, so its rows past 128 were trained far
+    less.) The second difference along positions is small where neighbouring rows
     change smoothly and large where each row is its own noise; the change point c minimises the squared error of
     fitting log(value) by one constant before c and another from c on (computed for every c at once from cumulative
     sums)."""

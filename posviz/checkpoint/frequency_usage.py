@@ -3,8 +3,9 @@ Rotary Positional Encodings useful?", ICLR 2025, arXiv:2410.06205).
 
 RoPE turns pair i of every query and key head by the angle m theta_i at position m. How much a head relies on pair i
 shows in the weights that produce that pair: the two rows of ``q_proj`` (``k_proj``) feeding it. Their Frobenius
-norm is the "usage" of the pair by the head, the quantity Barbero et al. plot for Gemma 7B (large norms on the
-highest frequencies build positional heads; the lowest frequencies carry most of the norm, as semantic channels).
+norm is the "usage" of the pair by the head, the per-frequency norm Barbero et al. study in Gemma 7B: its positional
+heads put large norms on the highest frequencies, and overall the norms are largest on the lowest frequencies,
+which the authors suspect carry semantic rather than positional information.
 
     rope_frequency_usage(source, *, layers=None, config=None) -> FrequencyUsage
     p_rope_dropped(inv_freq, p) -> bool (pairs,)          the pairs p-RoPE removes
@@ -14,9 +15,9 @@ highest frequencies build positional heads; the lowest frequencies carry most of
 
 Only the projections are read, one tensor at a time and, from safetensors files, in blocks of rows (one range read
 of the file each, after posviz's loader has validated the header), so memory stays near one block whatever the
-model's size, and no torch is needed for bfloat16. The model's geometry
-(heads, key-value heads, head_dim, rotated dimensions, pair layout, frequencies) comes from its config.json, read
-by ``_geometry`` the way transformers' config classes read it.
+model's size, and no torch is needed for bfloat16. The model's geometry (heads, key-value heads, head_dim, rotated
+dimensions, pair layout, frequencies) comes from its config.json, read by ``_geometry`` the way transformers'
+config classes read it.
 """
 
 from __future__ import annotations
@@ -436,7 +437,7 @@ def rope_frequency_usage(source, *, layers=None, config: dict | None = None) -> 
 
 
 def p_rope_dropped(inv_freq, p: float) -> np.ndarray:
-    """The pairs that p-RoPE removes (Barbero et al., 2025, section 6): p-RoPE keeps RoPE on the fraction p of the
+    """The pairs that p-RoPE removes (Barbero et al., 2025): p-RoPE keeps RoPE on the fraction p of the
     pairs with the HIGHEST frequencies and stops rotating the lowest 1 - p (they become position-free, NoPE-like
     channels), so 1-RoPE is RoPE and 0-RoPE is NoPE. Kept: the round(p x pairs) highest theta_i (p x pairs is whole
     in the paper's settings, 0.25 and 0.75 of 128 pairs). Returns a boolean (pairs,), True where removed."""

@@ -14,7 +14,8 @@ the position inside the attention score, as the offset i - j between query i and
 with R_{i-j} the sinusoid of the offset (no learned table), W_{k,R} its own learned projection and u, v two learned
 vectors shared by all queries. XLNet (and transformers' ``XLNetRelativeAttention``) computes (a) + (c) as
 (q_i + u) . k_j (``r_w_bias`` is u) and (b) + (d) as (q_i + v) . W_{k,R} R_{i-j} (``r_r_bias`` is v), then multiplies
-the sum by 1 / sqrt(d_head). The terms here are unscaled.
+the sum by 1 / sqrt(d_head). The terms here are unscaled, and XLNet's relative segment term (whether two tokens
+come from the same segment) is left out: it does not depend on positions.
 
 Relative offsets are what lets Transformer-XL reuse the hidden states of the previous segment as a memory: keys are
 the ``mem_len`` cached states followed by the current segment, and the query at index i of the current segment sits at
@@ -224,9 +225,10 @@ class SegmentPositions:
 
 
 def segment_positions(mem_len: int, seg_len: int) -> SegmentPositions:
-    """Why Transformer-XL's memory needs relative positions (Dai et al., 2019, section 3.2: with absolute encodings
-    "x_{tau,j} and x_{tau+1,j} are associated with the same positional encoding"): the offsets it uses and the
-    absolute positions a naive segment-by-segment model would give the same keys."""
+    """Why Transformer-XL's memory needs relative positions (Dai et al., 2019, section 3.3: with absolute encodings
+    both the cached segment and the current one would be encoded with the same U_{1:L}, so the j-th token of each
+    gets the same position): the offsets Transformer-XL uses and the absolute positions a naive segment-by-segment
+    model would give the same keys."""
     m = _checks.positive_int("mem_len", mem_len, maximum=_checks.MAX_POSITIONS) if mem_len else 0
     s = _checks.positive_int("seg_len", seg_len, maximum=_checks.MAX_POSITIONS)
     naive = np.concatenate([np.arange(m), np.arange(s)])
