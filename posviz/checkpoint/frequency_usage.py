@@ -79,7 +79,12 @@ class Geometry:
 def _geometry(config: dict) -> Geometry:
     """Read the attention geometry from a config.json dict. The one place that reads a config here: it goes
     through ``rope_configs`` (transformers' attribute maps and defaults, GPT-NeoX's ``rotary_pct``, the scalings),
-    and only ``num_key_value_heads`` is read directly (default: one per query head, as every class has it)."""
+    and only ``num_key_value_heads`` is read directly (default: one per query head, as every class has it).
+    A multimodal config (LLaVA and the like) keeps its language model's settings in ``text_config``: those are read
+    when the top level names no attention heads."""
+    text = config.get("text_config")
+    if isinstance(text, dict) and not any(config.get(k) is not None for k in ("num_attention_heads", "n_head")):
+        config = text
     rope_keys = any(config.get(k) is not None for k in ROPE_CONFIG_KEYS)
     if not rope_keys and config.get("model_type") not in ROPE_MODEL_TYPES:
         raise ConfigMismatch(
@@ -263,8 +268,8 @@ def _find_layers(weights: _Weights, geo: Geometry) -> dict[int, _Layer]:
             "model.layers.0.self_attn.q_proj.weight and k_proj.weight (or a fused qkv_proj / query_key_value), "
             f"found {len(shapes):,} tensors such as {sample}"
         )
-    # a multimodal checkpoint has several stacks (vision tower, language model): the language model is the one
-    # whose heads match the config, else the longest
+    # a multimodal checkpoint has several stacks (vision tower, language model): the one read is the longest whose
+    # projections match the config; when none does, the longest one's error is raised
     stacks = sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))
     layers: dict[int, _Layer] = {}
     errors = []
@@ -272,7 +277,7 @@ def _find_layers(weights: _Weights, geo: Geometry) -> dict[int, _Layer]:
         try:
             layers = {n: _layer(weights.name, projections, shapes, geo, n) for n, projections in stack.items()}
             break
-        except ConfigMismatch as exc:
+        except (ConfigMismatch, UnknownFusedLayout, NoAttentionProjections) as exc:  # perhaps another stack fits
             errors.append(exc)
     if not layers:
         raise errors[0]
@@ -483,6 +488,12 @@ class ScorePattern:
     phase: np.ndarray
     constant: np.ndarray
     inv_freq: np.ndarray
+
+    @property
+    def swing(self) -> np.ndarray:
+        """(heads,): max - min of each head's score over the distances, to sort heads: a positional head's score
+        swings with distance, a head that ignores position is flat."""
+        return self.score.max(axis=1) - self.score.min(axis=1)
 
 
 def rope_score_pattern(q, k, inv_freq, distances, *, layout: str = "half") -> ScorePattern:

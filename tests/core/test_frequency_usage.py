@@ -408,3 +408,37 @@ def test_quantised_projections_are_refused(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(LLAMA))
     with pytest.raises(posviz_checkpoint_error(), match="stored as float8_e4m3fn; posviz reads projections stored as"):
         fu.rope_frequency_usage(tmp_path)
+
+
+def test_multimodal_checkpoint_reads_its_language_model():
+    rng = np.random.default_rng(5)
+    text = {**LLAMA, "head_dim": 4}
+    language = {
+        f"model.layers.{n}.self_attn.{p}.weight": rng.standard_normal((rows, 8))
+        for n in range(2)
+        for p, rows in (("q_proj", 8), ("k_proj", 4))
+    }
+    vision = {  # a longer stack whose shapes do not fit the text config
+        f"vision_tower.encoder.layers.{n}.self_attn.{p}.weight": rng.standard_normal((6, 6))
+        for n in range(3)
+        for p in ("q_proj", "k_proj")
+    }
+    renamed = {k.replace("model.layers", "model.language_model.layers"): v for k, v in language.items()}
+    config = {"model_type": "llava", "text_config": text, "vision_config": {"hidden_size": 6}}
+    usage = fu.rope_frequency_usage({**vision, **renamed}, config=config)
+    alone = fu.rope_frequency_usage(language, config=text)
+    np.testing.assert_array_equal(usage.layers, [0, 1])
+    np.testing.assert_array_equal(usage.query, alone.query)
+    np.testing.assert_array_equal(usage.key, alone.key)
+    with pytest.raises(fu.ConfigMismatch, match=r"2 query heads x head_dim 4 = 8 rows for vision_tower.* shape \(6, 6\)"):
+        fu.rope_frequency_usage(vision, config=config)
+
+
+def test_swing_sorts_positional_heads():
+    theta = 10000.0 ** (-np.arange(4) / 4)
+    q = np.random.default_rng(6).standard_normal((3, 8))
+    q[1, :] = 0.0  # a head whose query is zero on every pair: no positional score at all
+    k = np.random.default_rng(7).standard_normal((1, 8))
+    pattern = fu.rope_score_pattern(q, k, theta, np.arange(-20, 21))
+    np.testing.assert_allclose(pattern.swing, pattern.score.max(1) - pattern.score.min(1))
+    assert pattern.swing[1] == 0 and pattern.swing[0] > 0 and pattern.swing[2] > 0
