@@ -192,6 +192,11 @@ def test_usage_from_a_state_dict_and_training_context(saved, monkeypatch):
     np.testing.assert_allclose(from_dict.query, from_disk.query, rtol=1e-12)
     np.testing.assert_allclose(from_numpy.key, from_disk.key, rtol=1e-12)
     assert from_disk.training_context == model.config.max_position_embeddings
+    pytorch = folder / "pytorch"  # a PyTorch checkpoint, read through posviz's weights-only loader
+    pytorch.mkdir()
+    torch.save(model.state_dict(), pytorch / "pytorch_model.bin")
+    (pytorch / "config.json").write_text(json.dumps(config))
+    np.testing.assert_allclose(fu.rope_frequency_usage(pytorch).query, from_disk.query, rtol=1e-12)
     bf16 = {k: v.to(torch.bfloat16) for k, v in model.state_dict().items()}
     rounded = fu.rope_frequency_usage(bf16, config=config)
     np.testing.assert_allclose(rounded.query, from_disk.query, rtol=1e-2)
