@@ -714,8 +714,8 @@ def relative_order_probe(table, *, pairs: int | None = None, folds: int = 5, see
 class Roughness:
     """How noisy each row is against its neighbours: ``positions`` 1 .. n - 2 and ``value`` the norm of the second
     difference ||PE(p + 1) - 2 PE(p) + PE(p - 1)|| divided by the median row norm (a smooth table is near 0, a table
-    of independent noise near sqrt(6)); ``change`` the position where a two-level fit of log(value) changes level
-    (None for fewer than 4 values) and ``ratio`` the median value past it over the median before it."""
+    of independent noise near sqrt(6)); ``change`` the first row of the second level of a two-level fit of
+    log(value) (None for fewer than 4 values) and ``ratio`` the median value from there on over the median before."""
 
     positions: np.ndarray
     value: np.ndarray
@@ -727,9 +727,10 @@ def roughness_by_position(table) -> Roughness:
     """Are the rows past some index noisier than the ones before? (Devlin et al., 2019, pre-trained BERT on
     sequences of 128 tokens for 90% of the steps and of 512 for the rest, so its rows past 128 were trained far
     less.) The second difference along positions is small where neighbouring rows
-    change smoothly and large where each row is its own noise; the change point c minimises the squared error of
-    fitting log(value) by one constant before c and another from c on (computed for every c at once from cumulative
-    sums)."""
+    change smoothly and large where each row is its own noise; the cut c minimises the squared error of fitting
+    log(value) by one constant before c and another from c on (computed for every c at once from cumulative sums).
+    The second difference at position p reads rows p - 1, p and p + 1, so when rows from k on are noisy the first
+    rough value is at p = k - 1: ``change`` is the position of the cut plus one, the row k itself."""
     table = _checks.finite_table(table, min_rows=3)
     second = table[2:] - 2 * table[1:-1] + table[:-2]
     norms = np.linalg.norm(table, axis=1)
@@ -748,4 +749,4 @@ def roughness_by_position(table) -> Roughness:
     error = before_sq - before_sum**2 / before_n + after_sq - after_sum**2 / after_n
     cut = int(cuts[np.argmin(error)])
     before, after = float(np.median(value[:cut])), float(np.median(value[cut:]))
-    return Roughness(positions, value, int(positions[cut]), after / before if before > 0 else float("inf"))
+    return Roughness(positions, value, int(positions[cut]) + 1, after / before if before > 0 else float("inf"))

@@ -133,3 +133,34 @@ def test_layer_and_pair_means():
     np.testing.assert_allclose(usage.pair_means("key"), np.ones(4))
     with pytest.raises(ValueError, match="query' or 'key"):
         usage.layer_means("value")
+
+
+def test_findings_figures_carry_the_analyses():
+    from posviz import analysis
+    from posviz.figures import findings
+
+    t = np.arange(200)
+    table = np.stack([0.05 * t, np.cos(t / 10), np.sin(t / 10), np.zeros(200)], axis=1)
+    found = analysis.principal_components(table)
+    fig = findings.components_3d(t, found.coords, title="T", axis_titles=("a", "b", "c"), colorbar_title="p")
+    trace = fig.data[0]
+    np.testing.assert_allclose(np.column_stack([trace.x, trace.y, trace.z]), found.coords)
+    np.testing.assert_array_equal(trace.marker.color, t)
+    assert fig.layout.scene.zaxis.title.text == "c"
+
+    decay = analysis.similarity_decay(table)
+    fig = findings.similarity_decay_figure(
+        decay.offsets, decay.mean, name="cos", half_offset=decay.half_offset, half_label="1/2", **TEXT
+    )
+    np.testing.assert_allclose(fig.data[0].y, decay.mean)
+    assert [shape.x0 for shape in fig.layout.shapes] == [decay.half_offset]
+
+    noisy = table.copy()
+    noisy[120:] += np.random.default_rng(0).standard_normal((80, 4))
+    rough = analysis.roughness_by_position(noisy)
+    fig = findings.roughness_figure(
+        rough.positions, rough.value, name="r", change=rough.change, change_label="change", **TEXT
+    )
+    np.testing.assert_allclose(fig.data[0].x, rough.positions)
+    np.testing.assert_allclose(fig.data[0].y, rough.value)
+    assert fig.layout.yaxis.type == "log" and [s.x0 for s in fig.layout.shapes] == [rough.change]
