@@ -435,7 +435,9 @@ def test_multimodal_checkpoint_reads_its_language_model():
     np.testing.assert_array_equal(usage.layers, [0, 1])
     np.testing.assert_array_equal(usage.query, alone.query)
     np.testing.assert_array_equal(usage.key, alone.key)
-    with pytest.raises(fu.ConfigMismatch, match=r"2 query heads x head_dim 4 = 8 rows for vision_tower.* shape \(6, 6\)"):
+    with pytest.raises(
+        fu.ConfigMismatch, match=r"2 query heads x head_dim 4 = 8 rows for vision_tower.* shape \(6, 6\)"
+    ):
         fu.rope_frequency_usage(vision, config=config)
 
 
