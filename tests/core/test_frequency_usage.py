@@ -310,6 +310,7 @@ def test_p_rope_share():
 
 def test_score_pattern_equals_rotated_dot_products():
     from transformers.models.gpt_neox.modeling_gpt_neox import apply_rotary_pos_emb
+    from transformers.models.llama.modeling_llama import repeat_kv
 
     rng = np.random.default_rng(2)
     head_dim, rot, heads, kv = 12, 8, 4, 2
@@ -326,7 +327,11 @@ def test_score_pattern_equals_rotated_dot_products():
             out, _ = apply_rotary_pos_emb(torch.from_numpy(x)[None], torch.from_numpy(x)[None], cos, sin)
             return out[0].numpy()
 
-        dots = np.einsum("hd,hd->h", rotated(q[:, None], m)[:, 0], rotated(np.repeat(k, 2, 0)[:, None], n)[:, 0])
+        dots = np.einsum(
+            "hd,hd->h",
+            rotated(q[:, None], m)[:, 0],
+            rotated(repeat_kv(torch.from_numpy(k)[None, :, None], 2)[0].numpy(), n)[:, 0],
+        )
         column = int(np.flatnonzero(distances == m - n)[0])
         np.testing.assert_allclose(pattern.score[:, column] + pattern.constant, dots, rtol=1e-10, atol=1e-10)
     assert np.all(np.abs(pattern.score) <= pattern.amplitude.sum(-1)[:, None] + 1e-12)
@@ -345,12 +350,14 @@ def test_head_score_pattern_from_a_folder(kind, saved, monkeypatch):
     module = sys.modules[
         type(_attention(model.model.layers[0] if hasattr(model, "model") else model.gpt_neox.layers[0])).__module__
     ]
+    from transformers.models.llama.modeling_llama import repeat_kv
+
     group = q.shape[0] // k.shape[0]
     for m, n in [(5, 2), (2, 5), (4, 4)]:
         cos_m, sin_m = base.rotary_emb(torch.zeros(1, 1, 1), position_ids=torch.tensor([[m]]))
         cos_n, sin_n = base.rotary_emb(torch.zeros(1, 1, 1), position_ids=torch.tensor([[n]]))
         qt = torch.from_numpy(q)[None, :, None]
-        kt = torch.from_numpy(np.repeat(k, group, 0))[None, :, None]
+        kt = repeat_kv(torch.from_numpy(k)[None, :, None], group)  # the key head each query head reads
         q_m, _ = module.apply_rotary_pos_emb(qt, qt, cos_m.double(), sin_m.double())
         _, k_n = module.apply_rotary_pos_emb(kt, kt, cos_n.double(), sin_n.double())
         dots = (q_m[0, :, 0] * k_n[0, :, 0]).sum(-1).numpy()
