@@ -456,3 +456,17 @@ def test_swing_sorts_positional_heads():
     pattern = fu.rope_score_pattern(q, k, theta, np.arange(-20, 21))
     np.testing.assert_allclose(pattern.swing, pattern.score.max(1) - pattern.score.min(1))
     assert pattern.swing[1] == 0 and pattern.swing[0] > 0 and pattern.swing[2] > 0
+
+
+def test_uploaded_bytes_read_like_the_state_dict():
+    from safetensors.numpy import save
+
+    rng = np.random.default_rng(8)
+    tensors = {
+        "model.layers.0.self_attn.q_proj.weight": rng.standard_normal((8, 8)).astype(np.float32),
+        "model.layers.0.self_attn.k_proj.weight": rng.standard_normal((4, 8)).astype(np.float32),
+    }
+    uploaded = fu.rope_frequency_usage(save(tensors), config=LLAMA)
+    np.testing.assert_array_equal(uploaded.query, fu.rope_frequency_usage(tensors, config=LLAMA).query)
+    w = tensors["model.layers.0.self_attn.q_proj.weight"].astype(np.float64).reshape(2, 4, 8)
+    np.testing.assert_allclose(uploaded.query[0], np.sqrt((w[:, :2] ** 2).sum(-1) + (w[:, 2:] ** 2).sum(-1)))
