@@ -254,6 +254,7 @@ def test_tsne_seed_decides_the_layout():
     assert not np.allclose(a, posviz.project(table, method="tsne", seed=4))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scale", [1e-300, 1e300])
 def test_pca_scales_with_the_table_at_the_ends_of_float64(scale):
     """PCA is linear: project(c * X) = c * project(X), also where X^T X of the raw table would under- or overflow
@@ -547,6 +548,7 @@ def test_evenly_spaced(n, limit):
     assert np.all(gaps >= math.floor(step)) and np.all(gaps <= math.ceil(step))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [(600, 2500), (2500, 600)])
 def test_large_pca_through_the_gram_matrix_equals_the_svd(shape):
     """Tables past 2^20 entries take the Gram-matrix route; the coordinates equal a full SVD's (up to sign)."""

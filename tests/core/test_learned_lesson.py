@@ -299,6 +299,7 @@ def test_bad_extension_inputs_raise_readable_errors():
         learned.interpolate_table(np.ones((3, 2)), 0)
 
 
+@pytest.mark.slow
 def test_a_large_sample_is_projected_exactly():
     """1,024 rows of 1,100 dimensions (past 2^20 entries, the Gram-matrix route of :func:`posviz.project`): the
     sampled projection equals the top two principal components of numpy's full SVD, signs included."""

@@ -73,6 +73,7 @@ def test_sin_cos_is_the_same_for_contiguous_strided_and_scalar_input(fmt):
         np.testing.assert_array_equal(by_scalar, number_formats.sin_cos(np.array(sample), fmt)[which])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_sin_cos_is_the_correctly_rounded_sine(fmt):
     """Every sine and cosine equals math's rounded once, except where the double-precision value sits within four
