@@ -328,11 +328,12 @@ def side_controls(side: str, default: str) -> tuple[str, dict]:
 def side_label(side: str, key: str, settings: dict, other: tuple[str, dict]) -> str:
     """``A · Sinusoidal``, with the settings that differ from the other column's when both show the same family."""
     differ = [n for n in settings if other[0] == key and settings[n] != other[1].get(n)]
-    detail = ", ".join(
+    detail = t("list.sep").join(
         f"{t(f'param.{n}')} {settings[n]:g}" if isinstance(settings[n], float) else f"{t(f'param.{n}')} {settings[n]}"
         for n in differ
     )
-    return f"{side.upper()} · {name(key)}" + (f" ({detail})" if detail else "")
+    label = f"{side.upper()} · {name(key)}"
+    return t("compare.side.detail", label=label, detail=detail) if detail else label
 
 
 def bases_differ(chosen: dict) -> bool:

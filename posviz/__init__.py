@@ -15,9 +15,13 @@ Encodings
     shaw_relative_index                                  Shaw et al. 2018
     xlnet_masks, factorisation_rank,                     XLNet two-stream attention (Yang et al. 2019)
     factorisation_order
+    transformer_xl_pos_emb, rel_shift,                   Transformer-XL's relative encoding, XLNet's positions
+    transformer_xl_score_terms, segment_positions        (Dai et al. 2019): R_(i-j), the four score terms, memory
 
 Analysis (any (positions, dims) table)
     cosine_similarity_matrix, offset_profile, project, position_probe, row_norms, evenly_spaced
+    principal_components (a helix?), similarity_decay and relative_order_probe (Wang & Chen 2020),
+    roughness_by_position (rows noisier past some index?)
 
 Models (posviz.models: real configs read as transformers 5.24 reads them; presets shipped, nothing downloaded)
     model_positions(config) -> ModelPositions: one LayerPositions per layer (RoPE / NoPE / ALiBi / relative bias,
@@ -32,6 +36,10 @@ Checkpoints (posviz.checkpoint: safe loading of safetensors, PyTorch, .npy and .
     load_model_config(source), list_cached_models(cache_dir=None) -> [CachedModel];
     errors: CheckpointError > UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable > RopeModel,
     BadTable, TooLarge; limits MAX_UPLOAD_BYTES, MAX_NPZ_MEMBERS
+    rope_frequency_usage(source, *, layers=None, config=None) -> FrequencyUsage: the norm of the q/k weight rows
+    feeding each rotary pair of each head (Barbero et al. 2025); p_rope_dropped(inv_freq, p), p_rope_share;
+    head_score_pattern(source, layer, distances) / rope_score_pattern(q, k, inv_freq, distances): the positional
+    part of q_m . k_n a head implies for a constant input
 
 Training lab (posviz.lab, needs torch; loaded on first use, so ``import posviz`` does not import torch)
     TrainConfig, train(config, progress=None, snapshot_every=None, should_stop=None) -> RunResult,
@@ -48,13 +56,20 @@ Example::
 
 from .analysis import (
     MAX_SIMILARITY_POSITIONS,
+    Components,
     OffsetProfile,
+    Roughness,
+    SimilarityDecay,
     cosine_similarity_matrix,
     evenly_spaced,
     offset_profile,
     position_probe,
+    principal_components,
     project,
+    relative_order_probe,
+    roughness_by_position,
     row_norms,
+    similarity_decay,
 )
 from .checkpoint import (
     MAX_NPZ_MEMBERS,
@@ -75,6 +90,15 @@ from .checkpoint import (
     load_model_config,
     load_position_embeddings,
 )
+from .checkpoint.frequency_usage import (
+    FrequencyUsage,
+    ScorePattern,
+    head_score_pattern,
+    p_rope_dropped,
+    p_rope_share,
+    rope_frequency_usage,
+    rope_score_pattern,
+)
 from .encodings._checks import MAX_DIM, MAX_POSITIONS
 from .encodings.alibi import alibi_bias, alibi_slopes
 from .encodings.learned import learned_init, lookup, sin_init
@@ -91,6 +115,17 @@ from .encodings.rope import (
     rope_scores,
 )
 from .encodings.sinusoidal import shift_matrix, sinusoidal, sinusoidal_frequencies
+from .encodings.transformer_xl import (
+    ScoreTerms,
+    SegmentPositions,
+    XLWeights,
+    rel_shift,
+    segment_positions,
+    transformer_xl_offsets,
+    transformer_xl_pos_emb,
+    transformer_xl_score_terms,
+    xl_demo_weights,
+)
 from .encodings.xlnet import factorisation_order, factorisation_rank, xlnet_masks
 from .models import (
     LayerPositions,
@@ -163,6 +198,41 @@ __all__ = [
     "t5_bucket_matrix",
     "t5_relative_bucket",
     "xlnet_masks",
+]
+
+#: Transformer-XL's relative encoding (Dai et al. 2019), XLNet's positions.
+__all__ += [
+    "ScoreTerms",
+    "SegmentPositions",
+    "XLWeights",
+    "rel_shift",
+    "segment_positions",
+    "transformer_xl_offsets",
+    "transformer_xl_pos_emb",
+    "transformer_xl_score_terms",
+    "xl_demo_weights",
+]
+
+#: The classic findings about learned tables, as questions any table answers (analysis.py).
+__all__ += [
+    "Components",
+    "Roughness",
+    "SimilarityDecay",
+    "principal_components",
+    "relative_order_probe",
+    "roughness_by_position",
+    "similarity_decay",
+]
+
+#: RoPE frequency usage of a checkpoint (Barbero et al. 2025).
+__all__ += [
+    "FrequencyUsage",
+    "ScorePattern",
+    "head_score_pattern",
+    "p_rope_dropped",
+    "p_rope_share",
+    "rope_frequency_usage",
+    "rope_score_pattern",
 ]
 
 #: Names of the training lab re-exported here; they import torch, so they load on first use (PEP 562).

@@ -617,3 +617,136 @@ def project_positions(table, method: str = "pca", max_positions: int = 2048, see
     table = _checks.finite_table(table)
     positions = evenly_spaced(table.shape[0], max_positions)
     return positions, project(table[positions], method=method, seed=seed)
+
+
+# --------------------------------------------------------------------------------------------------------------------
+# The classic findings about learned tables, as questions any loaded table answers
+
+
+@dataclass(frozen=True)
+class Components:
+    """The leading principal components of a table's rows: ``coords`` (n, k) the coordinates of each position,
+    ``share`` (k,) the share of the table's variance each component carries, ``winding`` the number of turns the
+    positions make around the origin in the plane of components 2 and 3 (0 when k < 3)."""
+
+    coords: np.ndarray
+    share: np.ndarray
+    winding: float
+
+
+def principal_components(table, k: int = 3) -> Components:
+    """Does the table trace a curve in few dimensions, a helix, say? (GPT-2's ``wpe`` has been described as one: a
+    leading component that runs with the position and two more that turn around it.) PCA of the centred rows
+    (Pearson, 1901): coords = U_k S_k, each axis signed so that its largest loading is positive; share_i =
+    s_i^2 / ||X_c||_F^2 (the fraction of the total variance); winding = (unwrapped angle of (c_2, c_3) from the first
+    position to the last) / 2 pi.
+    """
+    table = _checks.finite_table(table, min_rows=2)
+    k = _checks.positive_int("k", k, maximum=min(table.shape))
+    centred = table - table.mean(axis=0)
+    scale = max(centred.max(), -centred.min()) or 1.0
+    centred /= scale
+    u, s, vt = _top_singular(centred, k)
+    signs = np.sign(vt[np.arange(s.size), np.argmax(np.abs(vt), axis=1)])
+    signs[signs == 0] = 1.0
+    coords = np.zeros((table.shape[0], k))
+    coords[:, : s.size] = u * s * signs * scale
+    total = float(np.einsum("ij,ij->", centred, centred))
+    share = np.zeros(k)
+    share[: s.size] = s**2 / total if total > 0 else 0.0
+    winding = 0.0
+    if k >= 3:
+        angle = np.unwrap(np.arctan2(coords[:, 2], coords[:, 1]))
+        winding = float((angle[-1] - angle[0]) / (2 * np.pi))
+    return Components(coords, share, winding)
+
+
+@dataclass(frozen=True)
+class SimilarityDecay:
+    """Position-wise cosine similarity by offset (Wang & Chen, 2020, figure 1, read along its diagonals):
+    ``offsets`` 0 .. n - 1, ``mean`` the mean of cos(PE(p), PE(p + offset)) over p (``offset_profile``), and
+    ``half_offset`` the first offset where that mean falls to 1/2 or below (None if it never does)."""
+
+    offsets: np.ndarray
+    mean: np.ndarray
+    half_offset: int | None
+
+
+def similarity_decay(table) -> SimilarityDecay:
+    """How fast does a position stop resembling its neighbours? Wang & Chen (2020, "What Do Position Embeddings
+    Learn?", EMNLP 2020, arXiv:2010.04903) show the position-wise cosine similarity matrices of BERT, RoBERTa and
+    GPT-2 (``cosine_similarity_matrix``): similarity falls away from the diagonal, at different speeds. Each diagonal
+    is one offset; its mean is ``offset_profile``'s mean cosine, computed for every offset without the n x n
+    matrix."""
+    profile = offset_profile(table)
+    below = np.flatnonzero(profile.mean_cosine <= 0.5)
+    return SimilarityDecay(profile.offsets, profile.mean_cosine, int(below[0]) if below.size else None)
+
+
+def relative_order_probe(table, *, pairs: int | None = None, folds: int = 5, seed: int = 0) -> float:
+    """Can a linear classifier tell which of two rows comes first? Wang & Chen (2020)'s relative-position test:
+    random pairs (i, j) of positions, the two rows side by side [PE(i), PE(j)] as the input, "j > i" the label, a
+    logistic regression (scikit-learn, L2, C = 1) cross-validated over ``folds`` folds; returns the held-out error
+    rate (0: the order is linearly readable; about 0.5: a coin toss). ``pairs`` defaults to n, as in their code."""
+    table = _checks.finite_table(table, min_rows=4)
+    n = table.shape[0]
+    pairs = n if pairs is None else _checks.positive_int("pairs", pairs, maximum=1 << 20)
+    folds = _checks.positive_int("folds", folds)
+    if folds < 2 or pairs < 2 * folds:
+        raise ValueError(f"a {folds}-fold test needs folds >= 2 and at least {2 * folds} pairs; got {pairs}")
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.default_rng(seed)
+    first, second = rng.integers(0, n, size=(2, pairs))
+    keep = first != second
+    first, second = first[keep], second[keep]
+    scale = np.abs(table).max() or 1.0
+    inputs = np.hstack([table[first], table[second]]) / scale
+    labels = second > first
+    if labels.all() or not labels.any():
+        raise ValueError("the random pairs all have the same order; use more pairs")
+    accuracy = cross_val_score(LogisticRegression(max_iter=1000), inputs, labels, cv=folds)
+    return float(1.0 - accuracy.mean())
+
+
+@dataclass(frozen=True)
+class Roughness:
+    """How noisy each row is against its neighbours: ``positions`` 1 .. n - 2 and ``value`` the norm of the second
+    difference ||PE(p + 1) - 2 PE(p) + PE(p - 1)|| divided by the median row norm (a smooth table is near 0, a table
+    of independent noise near sqrt(6)); ``change`` the first row of the second level of a two-level fit of
+    log(value) (None for fewer than 4 values) and ``ratio`` the median value from there on over the median before."""
+
+    positions: np.ndarray
+    value: np.ndarray
+    change: int | None
+    ratio: float
+
+
+def roughness_by_position(table) -> Roughness:
+    """Are the rows past some index noisier than the ones before? (Devlin et al., 2019, pre-trained BERT on
+    sequences of 128 tokens for 90% of the steps and of 512 for the rest, so its rows past 128 were trained far
+    less.) The second difference along positions is small where neighbouring rows
+    change smoothly and large where each row is its own noise; the cut c minimises the squared error of fitting
+    log(value) by one constant before c and another from c on (computed for every c at once from cumulative sums).
+    The second difference at position p reads rows p - 1, p and p + 1, so when rows from k on are noisy the first
+    rough value is at p = k - 1: ``change`` is the position of the cut plus one, the row k itself."""
+    table = _checks.finite_table(table, min_rows=3)
+    second = table[2:] - 2 * table[1:-1] + table[:-2]
+    norms = np.linalg.norm(table, axis=1)
+    scale = float(np.median(norms)) or 1.0
+    value = np.linalg.norm(second, axis=1) / scale
+    positions = np.arange(1, table.shape[0] - 1)
+    if value.size < 4:
+        return Roughness(positions, value, None, 1.0)
+    logs = np.log(np.maximum(value, 1e-12))
+    m = logs.size
+    cuts = np.arange(2, m - 1)  # at least two values on each side
+    total, squares = np.cumsum(logs), np.cumsum(logs**2)
+    before_n, after_n = cuts, m - cuts
+    before_sum, after_sum = total[cuts - 1], total[-1] - total[cuts - 1]
+    before_sq, after_sq = squares[cuts - 1], squares[-1] - squares[cuts - 1]
+    error = before_sq - before_sum**2 / before_n + after_sq - after_sum**2 / after_n
+    cut = int(cuts[np.argmin(error)])
+    before, after = float(np.median(value[:cut])), float(np.median(value[cut:]))
+    return Roughness(positions, value, int(positions[cut]) + 1, after / before if before > 0 else float("inf"))

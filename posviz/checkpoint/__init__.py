@@ -16,6 +16,10 @@ API
     fingerprint(source) -> str: a cache key that changes with the file's contents (bytes) or size and time (paths)
     CheckpointError and its subclasses UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable, RopeModel,
     BadTable, TooLarge; the limits MAX_UPLOAD_BYTES and MAX_NPZ_MEMBERS.
+    rope_frequency_usage(source, *, layers=None, config=None) -> FrequencyUsage: the norm of the q/k rows feeding
+    each rotary pair (Barbero et al. 2025); p_rope_dropped, p_rope_share; head_score_pattern / rope_score_pattern:
+    the positional part of q_m . k_n a head's weights imply; errors NoAttentionProjections, UnknownFusedLayout,
+    ConfigMismatch (CheckpointErrors).
 """
 
 from .errors import (
@@ -29,6 +33,18 @@ from .errors import (
     TooLarge,
     UnsafePickle,
     UnsupportedFormat,
+)
+from .frequency_usage import (
+    ConfigMismatch,
+    FrequencyUsage,
+    NoAttentionProjections,
+    ScorePattern,
+    UnknownFusedLayout,
+    head_score_pattern,
+    p_rope_dropped,
+    p_rope_share,
+    rope_frequency_usage,
+    rope_score_pattern,
 )
 from .sources import CachedModel, fingerprint, hf_cache_dir, list_cached_models, load_model_config
 from .tables import (
@@ -64,4 +80,18 @@ __all__ = [
     "load_model_config",
     "load_position_embeddings",
     "rope_config",
+]
+
+#: What a RoPE checkpoint's q/k weights say about its frequencies (frequency_usage.py).
+__all__ += [
+    "ConfigMismatch",
+    "FrequencyUsage",
+    "NoAttentionProjections",
+    "ScorePattern",
+    "UnknownFusedLayout",
+    "head_score_pattern",
+    "p_rope_dropped",
+    "p_rope_share",
+    "rope_frequency_usage",
+    "rope_score_pattern",
 ]

@@ -12,7 +12,8 @@ could not take. Streamlit's URL-bound widgets drop a value they cannot take; ``r
 the link with what the controls show.
 
 Which keys are settings of a page is read once from the source: every ``key=`` of a widget call, the key of every
-``widgets.Controls`` control, and every key the code reads from ``st.query_params``, in the page's script and in the frame around it (``app.py``, ``posviz/ui``).
+``widgets.Controls`` control, and every key the code reads from ``st.query_params``, in the page's script and in
+the frame around it (``app.py``, ``posviz/ui``).
 """
 
 from __future__ import annotations

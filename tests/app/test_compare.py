@@ -385,3 +385,22 @@ def test_teaching_texts_say_where_shaw_and_xlnet_act(lang):
     relative_text, compare_text = teaching_text("relative", lang), teaching_text("compare", lang)
     assert r"q_i \cdot a^K_{j-i}" in relative_text and "a^V_{j-i}" in relative_text  # Shaw et al., eq. 3-4
     assert r"q_i \cdot a^K_{j-i}" in compare_text and "Transformer-XL" in compare_text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_side_by_side_names_the_settings_that_differ_in_the_pages_language(lang):
+    """The same family on both sides: each line is named by its side, the family and the settings that differ, in
+    the language's own brackets and list separator (Chinese: full-width brackets and 、)."""
+    query = {"tab": "side", "a": "sinusoidal", "b": "sinusoidal", "b_sinusoidal_base": "500", "b_sinusoidal_d": "64"}
+    at = open_page("compare", query=query, lang=lang)
+    assert_clean(at)
+    family, sep = tr(lang, "family.sinusoidal.name"), tr(lang, "list.sep")
+
+    def named(side: str, d: int, base: int) -> str:
+        detail = sep.join([f"{tr(lang, 'param.d_model')} {d}", f"{tr(lang, 'param.base')} {base}"])
+        return tr(lang, "compare.side.detail", label=f"{side} · {family}", detail=detail)
+
+    names = [trace["name"] for fig in figures(at) for trace in fig["data"] if trace.get("name")]
+    assert named("A", 128, 10000) in names and named("B", 64, 500) in names, names
+    if lang == "zh":
+        assert not any("(" in name or ", " in name for name in names), names

@@ -113,10 +113,12 @@ def npy_bytes(array: np.ndarray, allow_pickle: bool = False) -> bytes:
 
 
 def zip_bytes(members: dict[str, bytes]) -> bytes:
+    """A zip archive of ``members``, the same bytes on every call: each member is dated 1980-01-01, not now (a test
+    id holding the bytes must be the same on every test worker, however long collection takes)."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in members.items():
-            archive.writestr(name, data)
+            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data)
     return buffer.getvalue()
 
 
