@@ -84,6 +84,12 @@ def verdict(claim_id: str, found: claims.Evidence) -> None:
     st.markdown(f"{label} {t(f'claims.{claim_id}.{code}', **formatted(found.numbers))}")
 
 
+def claim_figure(text: str, fig, data, name: str, *, key: str | None = None) -> None:
+    """A figure of a claim's evidence with its "what to notice" caption ``claims.<text>.notice`` and its CSV (``data``,
+    saved as ``name``), drawn under the key ``text`` (dots as underscores) unless ``key`` is given."""
+    show(fig, notice=t(f"claims.{text}.notice"), key=key or text.replace(".", "_"), data=data, name=name)
+
+
 def summary() -> None:
     """The table of every verdict, its sources by name and, for the CSV of the table's toolbar, in full."""
     st.subheader(t("claims.summary"))
@@ -127,7 +133,8 @@ def exponent_tab() -> None:
         d = width()
     found = evidence("exponent", d_model=d)
     a = found.arrays
-    show(
+    claim_figure(
+        "exponent",
         cache.lines_figure(
             a["pair"],
             {
@@ -139,10 +146,8 @@ def exponent_tab() -> None:
             y_title=t("claims.axis.wavelength"),
             log_y=True,
         ),
-        notice=t("claims.exponent.notice"),
-        key="exponent",
-        data=a,
-        name="claim_doubled_exponent",
+        a,
+        "claim_doubled_exponent",
     )
     verdict("exponent", found)
 
@@ -163,7 +168,7 @@ def norm_tab() -> None:
     claimfig.level(
         fig, found.numbers["claimed"], t("claims.norm.claimed", d=d, value=f"{found.numbers['claimed']:.3g}")
     )
-    show(fig, notice=t("claims.norm.notice"), key="norm", data=found.arrays, name="claim_row_norm")
+    claim_figure("norm", fig, found.arrays, "claim_row_norm")
     verdict("norm", found)
 
 
@@ -189,7 +194,7 @@ def unscaled_tab() -> None:
     )
     claimfig.level(fig, 1.0, t("claims.unscaled.equal"))
     claimfig.mark(fig, d, f"d = {d}")
-    show(fig, notice=t("claims.unscaled.notice"), key="unscaled", data=a, name="claim_embedding_scale")
+    claim_figure("unscaled", fig, a, "claim_embedding_scale")
     verdict("unscaled", found)
 
 
@@ -207,7 +212,7 @@ def precision_tab() -> None:
         floor=(ERROR_FLOOR, t("figure.floor", floor=f"{ERROR_FLOOR:.0e}")),
     )
     claimfig.mark(fig, claims.ARTICLE_POSITION, t("claims.precision.article"))
-    show(fig, notice=t("claims.precision.notice"), key="precision", data=a, name="claim_precision")
+    claim_figure("precision", fig, a, "claim_precision")
     verdict("precision", found)
 
 
@@ -216,7 +221,8 @@ def shift_tab() -> None:
     with controls():
         k = CTL.numeric("k", 1, 511, 5, slider=False)
     found = evidence("shift", k=k)
-    show(
+    claim_figure(
+        "shift",
         heatmap(
             found.arrays["M"],
             title=t("claims.shift.fig", k=k, d=found.numbers["d"]),
@@ -226,10 +232,8 @@ def shift_tab() -> None:
             zmax=1.0,
             colorbar_title="M",
         ),
-        notice=t("claims.shift.notice"),
-        key="shift",
-        data=found.arrays["M"],
-        name=f"claim_shift_k{k}",
+        found.arrays["M"],
+        f"claim_shift_k{k}",
     )
     verdict("shift", found)
 
@@ -237,7 +241,8 @@ def shift_tab() -> None:
 def sum_tab() -> None:
     statement("sum")
     found = evidence("sum")
-    show(
+    claim_figure(
+        "sum",
         heatmap(
             found.arrays["error"],
             title=t("claims.sum.fig"),
@@ -248,10 +253,8 @@ def sum_tab() -> None:
             zmin=0.0,
             colorbar_title=t("claims.axis.relative_error"),
         ),
-        notice=t("claims.sum.notice"),
-        key="sum",
-        data=found.arrays["error"],
-        name="claim_sum",
+        found.arrays["error"],
+        "claim_sum",
     )
     verdict("sum", found)
 
@@ -272,13 +275,7 @@ def base_tab() -> None:
         x_title=t("claims.axis.base"),
     )
     claimfig.marks(fig, {10_000: "10,000", n["best"]: t("claims.base.best")})
-    show(
-        fig,
-        notice=t("claims.base.notice"),
-        key="base",
-        data={k: a[k] for k in ("base", "near", "order")},
-        name="claim_base",
-    )
+    claim_figure("base", fig, {k: a[k] for k in ("base", "near", "order")}, "claim_base")
     fig = claimfig.series(
         {
             t("claims.base.fastest"): (a["base"], a["fastest_wavelength"]),
@@ -291,12 +288,11 @@ def base_tab() -> None:
         log_y=True,
     )
     claimfig.level(fig, context, t("claims.base.context", context=f"{context:,}"))
-    show(
+    claim_figure(
+        "base.ends",
         fig,
-        notice=t("claims.base.ends.notice"),
-        key="base_ends",
-        data={k: a[k] for k in ("base", "fastest_wavelength", "slowest_wavelength", "wrapping_pairs")},
-        name="claim_base_wavelengths",
+        {k: a[k] for k in ("base", "fastest_wavelength", "slowest_wavelength", "wrapping_pairs")},
+        "claim_base_wavelengths",
     )
     verdict("base", found)
 
@@ -338,7 +334,7 @@ def learned_tab() -> None:
         x_title=t("claims.axis.offset"),
         y_title=t("claims.axis.mean_cos"),
     )
-    show(fig, notice=t("claims.learned.notice"), key="learned", data=a, name="claim_learned_positions")
+    claim_figure("learned", fig, a, "claim_learned_positions")
     verdict("learned", found)
 
 
@@ -355,7 +351,7 @@ def oom_tab() -> None:
         from_zero=True,
     )
     claimfig.mark(fig, n["first_missing"], n["error"], side="left")
-    show(fig, notice=t("claims.oom.notice"), key="oom", data=a, name="claim_past_table_end")
+    claim_figure("oom", fig, a, "claim_past_table_end")
     verdict("oom", found)
 
 
@@ -364,7 +360,8 @@ def albert_tab() -> None:
     found = evidence("albert")
     a = found.arrays
     labels = [t(f"claims.albert.stage.{s}") for s in a["stage"]]
-    show(
+    claim_figure(
+        "albert",
         claimfig.grouped_bars(
             labels,
             {"ALBERT-base": a["albert"], "BERT-base": a["bert"]},
@@ -372,10 +369,8 @@ def albert_tab() -> None:
             x_title=t("claims.axis.stage"),
             y_title=t("claims.axis.width"),
         ),
-        notice=t("claims.albert.notice"),
-        key="albert",
-        data=a,
-        name="claim_albert_widths",
+        a,
+        "claim_albert_widths",
     )
     verdict("albert", found)
 
@@ -384,7 +379,8 @@ def rot90_tab() -> None:
     statement("rot90")
     found = evidence("rot90")
     a = found.arrays
-    show(
+    claim_figure(
+        "rot90",
         figures.lines(
             a["position"],
             {t("claims.rot90.rot90"): a["rot90"], t("claims.rot90.turn"): a["quarter_turn"]},
@@ -393,10 +389,8 @@ def rot90_tab() -> None:
             y_title=t("claims.axis.relative_error"),
             from_zero=True,
         ),
-        notice=t("claims.rot90.notice"),
-        key="rot90",
-        data=a,
-        name="claim_rot90",
+        a,
+        "claim_rot90",
     )
     verdict("rot90", found)
 
@@ -417,7 +411,7 @@ def head_dim_tab() -> None:
         log_y=True,
     )
     claimfig.level(fig, n["context"], t("claims.head_dim.context", context=f"{n['context']:,}"))
-    show(fig, notice=t("claims.head_dim.notice"), key="head_dim", data=a, name="claim_rope_head_dim")
+    claim_figure("head_dim", fig, a, "claim_rope_head_dim")
     verdict("head_dim", found)
 
 
@@ -427,7 +421,8 @@ def snippets_tab() -> None:
     st.code(f"model_config = {first}\nmodel_config.update({update})", language="python", wrap_lines=True)
     found = evidence("snippets")
     a, n = found.arrays, found.numbers
-    show(
+    claim_figure(
+        "snippets",
         claimfig.series(
             {
                 t("claims.snippets.linear"): (a["pair"], a["linear"]),
@@ -445,10 +440,8 @@ def snippets_tab() -> None:
             y_title=t("claims.axis.ratio"),
             log_y=True,
         ),
-        notice=t("claims.snippets.notice"),
-        key="snippets",
-        data=a,
-        name="claim_rope_snippets",
+        a,
+        "claim_rope_snippets",
     )
     verdict("snippets", found)
 
@@ -456,7 +449,8 @@ def snippets_tab() -> None:
 def max_pos_tab() -> None:
     statement("max_pos")
     found = evidence("max_pos")
-    show(
+    claim_figure(
+        "max_pos",
         figures.bars(
             found.arrays["type"],
             found.arrays["change"],
@@ -464,10 +458,8 @@ def max_pos_tab() -> None:
             x_title=t("claims.axis.rope_type"),
             y_title=t("claims.axis.log_change"),
         ),
-        notice=t("claims.max_pos.notice"),
-        key="max_pos",
-        data=found.arrays,
-        name="claim_max_position_embeddings",
+        found.arrays,
+        "claim_max_position_embeddings",
     )
     verdict("max_pos", found)
 
@@ -480,13 +472,12 @@ def alibi_tab() -> None:
         heads = range(h)
         traces[t("claims.alibi.paper", h=h)] = (heads, found.arrays[f"paper_{h}"])
         traces[t("claims.alibi.article", h=h)] = (heads, found.arrays[f"article_{h}"], "dash")
-    show(
+    claim_figure(
+        "alibi",
         claimfig.series(
             traces, title=t("claims.alibi.fig"), x_title=t("axis.head"), y_title=t("axis.slope"), log_y=True
         ),
-        notice=t("claims.alibi.notice"),
-        key="alibi",
-        data=pd.DataFrame(
+        pd.DataFrame(
             {
                 "heads": np.repeat(claims.ALIBI_HEADS, claims.ALIBI_HEADS),
                 "head": np.concatenate([np.arange(h) for h in claims.ALIBI_HEADS]),
@@ -494,7 +485,7 @@ def alibi_tab() -> None:
                 "article": np.concatenate([found.arrays[f"article_{h}"] for h in claims.ALIBI_HEADS]),
             }
         ),
-        name="claim_alibi_slopes",
+        "claim_alibi_slopes",
     )
     verdict("alibi", found)
 
@@ -503,7 +494,8 @@ def tril_tab() -> None:
     statement("tril")
     found = evidence("tril")
     a = found.arrays
-    show(
+    claim_figure(
+        "tril.bias",
         heatmap(
             a["bias"],
             title=t("claims.tril.bias"),
@@ -511,12 +503,11 @@ def tril_tab() -> None:
             y_title=t("axis.query_position"),
             colorbar_title=t("axis.bias"),
         ),
-        notice=t("claims.tril.bias.notice"),
-        key="tril_bias",
-        data=a["bias"],
-        name="claim_tril_bias",
+        a["bias"],
+        "claim_tril_bias",
     )
-    show(
+    claim_figure(
+        "tril.mass",
         figures.lines(
             range(a["future_mass"].shape[1]),
             {t("claims.tril.head", head=h): mass for h, mass in enumerate(a["future_mass"])},
@@ -524,10 +515,8 @@ def tril_tab() -> None:
             x_title=t("axis.query_position"),
             y_title=t("claims.axis.future"),
         ),
-        notice=t("claims.tril.mass.notice"),
-        key="tril_mass",
-        data={f"head_{h}": mass for h, mass in enumerate(a["future_mass"])},
-        name="claim_tril_future_mass",
+        {f"head_{h}": mass for h, mass in enumerate(a["future_mass"])},
+        "claim_tril_future_mass",
     )
     verdict("tril", found)
 
@@ -537,7 +526,8 @@ def symmetry_tab() -> None:
     found = evidence("symmetry")
     a = found.arrays
     tokens = [str(w) for w in a["tokens"]]
-    show(
+    claim_figure(
+        "symmetry.scores",
         claimfig.token_heatmap(
             a["scores"],
             tokens,
@@ -546,12 +536,11 @@ def symmetry_tab() -> None:
             y_title=t("axis.query_position"),
             colorbar_title="q·k/√d",
         ),
-        notice=t("claims.symmetry.scores.notice"),
-        key="symmetry_scores",
-        data=a["scores"],
-        name="claim_attention_scores",
+        a["scores"],
+        "claim_attention_scores",
     )
-    show(
+    claim_figure(
+        "symmetry.shuffle",
         claimfig.grouped_bars(
             [f"{i} {w}" for i, w in enumerate(tokens)],
             {t("claims.symmetry.plain"): a["plain"], t("claims.symmetry.placed"): a["placed"]},
@@ -559,10 +548,8 @@ def symmetry_tab() -> None:
             x_title=t("claims.axis.token"),
             y_title=t("claims.axis.moved"),
         ),
-        notice=t("claims.symmetry.shuffle.notice"),
-        key="symmetry_shuffle",
-        data={"token": a["tokens"], "no_positions": a["plain"], "sinusoidal_positions": a["placed"]},
-        name="claim_attention_shuffle",
+        {"token": a["tokens"], "no_positions": a["plain"], "sinusoidal_positions": a["placed"]},
+        "claim_attention_shuffle",
     )
     verdict("symmetry", found)
 
@@ -585,7 +572,7 @@ def extrapolate_tab() -> None:
         y_range=(0.0, 1.0),
     )
     claimfig.mark(fig, train, t("claims.extrapolate.train", train=f"{train:,}"))
-    show(fig, notice=t("claims.extrapolate.notice"), key="extrapolate", data=a, name="claim_extrapolation")
+    claim_figure("extrapolate", fig, a, "claim_extrapolation")
     verdict("extrapolate", found)
 
 
@@ -594,7 +581,8 @@ def xlnet_tab() -> None:
     found = evidence("xlnet")
     a, n = found.arrays, found.numbers
     st.markdown(t("claims.xlnet.order", order=n["order"]))
-    show(
+    claim_figure(
+        "xlnet",
         claimfig.mask_pair(
             a["content"],
             a["query"],
@@ -604,12 +592,10 @@ def xlnet_tab() -> None:
             x_title=t("claims.axis.sees"),
             y_title=t("claims.axis.token_position"),
         ),
-        notice=t("claims.xlnet.notice"),
-        key="xlnet",
-        data={"order": a["order"]}
+        {"order": a["order"]}
         | {f"content_sees_{j}": a["content"][:, j] for j in range(n["n"])}
         | {f"query_sees_{j}": a["query"][:, j] for j in range(n["n"])},
-        name="claim_xlnet_streams",
+        "claim_xlnet_streams",
     )
     verdict("xlnet", found)
 

@@ -187,15 +187,7 @@ def frequencies_tab() -> None:
 
 
 def projection_tab() -> None:
-    method = widgets.url_radio(
-        t("sinusoidal.ctl.proj"),
-        ["pca", "tsne"],
-        key="proj",
-        default="pca",
-        format_func=lambda m: t(f"sinusoidal.proj.{m}"),
-        horizontal=True,
-        help=t("sinusoidal.ctl.proj.help"),
-    )
+    method = CTL.radio("proj", ["pca", "tsne"], "pca")
     shown, coords = cache.sinusoidal_projection(n, d, method, PROJECTION_POSITIONS[method], base=base, layout=layout)
     show(
         figures.positions_path(

@@ -79,14 +79,7 @@ def scores(n, head_dim, base):
     )
     c1, c2, c3 = st.columns(3)
     with c1:
-        qk = widgets.url_radio(
-            t("rope.ctl.qk"),
-            ["ones", "random"],
-            key="qk",
-            default="ones",
-            horizontal=True,
-            format_func={"ones": t("rope.qk.ones"), "random": t("rope.qk.random")}.get,
-        )
+        qk = CTL.radio("qk", ["ones", "random"], "ones")
     with c2:
         seed = CTL.numeric("seed", 0, 9999, 0, slider=False, disabled=qk == "ones")
     with c3:

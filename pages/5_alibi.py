@@ -161,15 +161,7 @@ def row_tab():
                 else:
                     query = 0
             with c2:
-                scores = widgets.url_radio(
-                    t("alibi.ctl.scores"),
-                    ["equal", "random"],
-                    key="scores",
-                    default="equal",
-                    format_func=lambda o: t(f"alibi.scores.{o}"),
-                    horizontal=True,
-                    help=t("alibi.ctl.scores.help"),
-                )
+                scores = CTL.radio("scores", ["equal", "random"], "equal")
             with c3:
                 seed = widgets.numeric(
                     t("param.seed"),

@@ -45,7 +45,7 @@ FRAME = ""
 #: Link values a posviz control of this run could not take: key -> values.
 REFUSED = "posviz.link.refused"
 #: The methods of ``widgets.Controls``, whose first argument is the control's key.
-CONTROL_METHODS = frozenset({"numeric", "toggle"})
+CONTROL_METHODS = frozenset({"numeric", "radio", "toggle"})
 #: Where the frame's controls live: their keys are settings of every page.
 FRAME_SOURCES = ("app.py", "posviz/ui")
 

@@ -232,6 +232,19 @@ class Controls:
         """A switch kept in the URL under ``key``."""
         return st.toggle(self.label(key), value, key=key, bind="query-params", help=self.help(key), **kwargs)
 
+    def radio(self, key: str, options: list, default, **kwargs):
+        """``url_radio`` for the control ``key``, each option shown as the catalog's ``<page>.<key>.<option>``."""
+        return url_radio(
+            self.label(key),
+            options,
+            key=key,
+            default=default,
+            format_func=lambda option: t(f"{self.page}.{key}.{option}"),
+            horizontal=True,
+            help=self.help(key),
+            **kwargs,
+        )
+
 
 def style() -> None:
     """The styling of the number boxes, once a run."""
