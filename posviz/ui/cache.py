@@ -741,6 +741,72 @@ def visible_tokens(permutation, token: int) -> tuple[np.ndarray, np.ndarray]:
     return xlnet.visible_tokens(permutation, token)
 
 
+# ------------------------------------------------------------------------------- posviz.encodings.transformer_xl
+
+from posviz.encodings import transformer_xl as txl  # noqa: E402  (this section's own imports, kept with it)
+from posviz.figures import transformer_xl as txl_figures  # noqa: E402
+
+
+@_results
+def transformer_xl_pos_emb(
+    q_len: int, k_len: int, d_model: int, *, attn_type: str = "bi", clamp_len: int = -1, bi_data: bool = False
+) -> np.ndarray:
+    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_pos_emb`."""
+    return txl.transformer_xl_pos_emb(q_len, k_len, d_model, attn_type=attn_type, clamp_len=clamp_len, bi_data=bi_data)
+
+
+@_results
+def transformer_xl_offsets(q_len: int, k_len: int, *, attn_type: str = "bi", clamp_len: int = -1) -> np.ndarray:
+    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_offsets`."""
+    return txl.transformer_xl_offsets(q_len, k_len, attn_type=attn_type, clamp_len=clamp_len)
+
+
+@_results
+def xl_demo_weights(d_model: int, d_head: int, seed: int = 0) -> txl.XLWeights:
+    """Cached :func:`posviz.encodings.transformer_xl.xl_demo_weights`."""
+    return txl.xl_demo_weights(d_model, d_head, seed)
+
+
+@_results
+def xl_token_embeddings(tokens: tuple[str, ...], d_model: int = demo.D_MODEL) -> np.ndarray:
+    """Cached :func:`posviz.lessons.attention_demo.token_embeddings`: the XLNet page's hidden states, one per token
+    of the memory and the segment."""
+    return demo.token_embeddings(tokens, d_model)
+
+
+@_results
+def transformer_xl_score_terms(
+    query_hidden, key_hidden, weights: txl.XLWeights, *, mem_len: int = 0, clamp_len: int = -1
+) -> txl.ScoreTerms:
+    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_score_terms`."""
+    return txl.transformer_xl_score_terms(query_hidden, key_hidden, weights, mem_len=mem_len, clamp_len=clamp_len)
+
+
+@_results
+def segment_positions(mem_len: int, seg_len: int) -> txl.SegmentPositions:
+    """Cached :func:`posviz.encodings.transformer_xl.segment_positions`."""
+    return txl.segment_positions(mem_len, seg_len)
+
+
+# This section's figures, held like every figure by ``_figure`` (defined with the figures below, so looked up when
+# a page draws one; the key is the builder's name and arguments, the same on every call).
+
+
+def relative_embedding_heatmap_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.transformer_xl.relative_embedding_heatmap`."""
+    return _figure(txl_figures.relative_embedding_heatmap)(*args, **kwargs)
+
+
+def score_terms_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.transformer_xl.score_terms_figure`."""
+    return _figure(txl_figures.score_terms_figure)(*args, **kwargs)
+
+
+def memory_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.transformer_xl.memory_figure`."""
+    return _figure(txl_figures.memory_figure)(*args, **kwargs)
+
+
 # --------------------------------------------------------------------------------- posviz.lessons.attention_demo
 
 
