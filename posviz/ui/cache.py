@@ -1162,6 +1162,66 @@ def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
     return sinlesson.sinusoidal_spectrum(n_positions, d_model, max_dims=max_dims)
 
 
+# ----------------------------------------------------------------------- posviz.checkpoint.frequency_usage
+
+from posviz.checkpoint import frequency_usage as usage_core  # noqa: E402  (this section's own imports, kept with it)
+from posviz.figures import frequency_usage as usage_figures  # noqa: E402
+
+
+def rope_frequency_usage(source, *, layers=None, config: dict | None = None) -> tuple[str, usage_core.FrequencyUsage]:
+    """``(fingerprint, posviz.rope_frequency_usage(source, layers=layers, config=config))``, kept in ``TABLES`` by
+    the source's content fingerprint (``posviz.checkpoint.fingerprint``), the layers and the config, like
+    :func:`checkpoint`; its arrays are read-only."""
+    digest = ckpt.fingerprint(source)
+    key = ("frequency_usage", digest, _key(layers), _key(config))
+    return digest, TABLES.get(key, lambda: usage_core.rope_frequency_usage(source, layers=layers, config=config))
+
+
+def head_score_pattern(
+    digest: str, _source, layer: int, distances, *, config: dict | None = None
+) -> usage_core.ScorePattern:
+    """Cached :func:`posviz.checkpoint.frequency_usage.head_score_pattern` of ``_source`` at its mean token
+    embedding, kept in ``TABLES`` by the source's fingerprint ``digest``, the layer and the distances."""
+    key = ("head_score_pattern", digest, layer, _key(distances), _key(config))
+    return TABLES.get(key, lambda: usage_core.head_score_pattern(_source, layer, distances, config=config))
+
+
+@_results
+def p_rope_dropped(inv_freq, p: float) -> np.ndarray:
+    """Cached :func:`posviz.checkpoint.frequency_usage.p_rope_dropped`."""
+    return usage_core.p_rope_dropped(inv_freq, p)
+
+
+@_results
+def p_rope_share(usage, dropped) -> np.ndarray:
+    """Cached :func:`posviz.checkpoint.frequency_usage.p_rope_share`."""
+    return usage_core.p_rope_share(usage, dropped)
+
+
+# This section's figures, held like every figure by ``_figure`` (defined with the figures below, so looked up when
+# a page draws one; the key is the builder's name and arguments, the same on every call).
+
+
+def usage_heatmap_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.frequency_usage.usage_heatmap`."""
+    return _figure(usage_figures.usage_heatmap)(*args, **kwargs)
+
+
+def usage_against_wavelength_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.frequency_usage.usage_against_wavelength`."""
+    return _figure(usage_figures.usage_against_wavelength)(*args, **kwargs)
+
+
+def p_rope_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.frequency_usage.p_rope_figure`."""
+    return _figure(usage_figures.p_rope_figure)(*args, **kwargs)
+
+
+def score_pattern_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.frequency_usage.score_pattern_figure`."""
+    return _figure(usage_figures.score_pattern_figure)(*args, **kwargs)
+
+
 # ------------------------------------------------------------------------------------------------------------ figures
 #
 # Held in ``TABLES`` with their dictionaries: building a plotly figure, and then its dictionary (a copy of every array
