@@ -511,6 +511,71 @@ def probe_tab() -> None:
     )
 
 
+def findings_tab() -> None:
+    """The classic findings about learned tables, each as the question it answers about the loaded table: a helix
+    under PCA, how fast similarity decays with the offset and whether a linear probe reads which row comes first,
+    and whether the rows get noisier past some index."""
+    n = loaded.table.shape[0]
+    st.markdown(t("findings.intro"))
+    found = cache.principal_components(loaded.ref)
+    shares = [f"{share:.0%}" for share in found.share]
+    show(
+        cache.components_3d_figure(
+            range(n),
+            found.coords,
+            title=t("findings.pca"),
+            axis_titles=tuple(t("findings.pc", k=k + 1, share=shares[k]) for k in range(3)),
+            colorbar_title=t("axis.position"),
+        ),
+        notice=t("findings.pca.notice", shares=" · ".join(shares), turns=f"{abs(found.winding):.1f}"),
+        key="findings_pca",
+        data={"position": range(n), "pc1": found.coords[:, 0], "pc2": found.coords[:, 1], "pc3": found.coords[:, 2]},
+        name="checkpoint_pca_3d",
+    )
+    decay = cache.similarity_decay(loaded.ref)
+    half = decay.half_offset
+    show(
+        cache.similarity_decay_figure(
+            decay.offsets,
+            decay.mean,
+            title=t("findings.decay"),
+            x_title=t("inspect.axis.offset"),
+            y_title=t("inspect.axis.cosine"),
+            name=loaded.name,
+            half_offset=half,
+            half_label=t("findings.half", k=half) if half is not None else "",
+        ),
+        notice=t("findings.decay.notice" if half is not None else "findings.decay.notice.never", k=half),
+        key="findings_decay",
+        data={"offset": decay.offsets, "mean_cosine": decay.mean},
+        name="checkpoint_similarity_decay",
+    )
+    error = cache.relative_order_probe(loaded.ref)
+    st.markdown(t("findings.order", pairs=n, error=f"{error:.0%}"))
+    rough = cache.roughness_by_position(loaded.ref)
+    change = rough.change
+    show(
+        cache.roughness_figure(
+            rough.positions,
+            rough.value,
+            title=t("findings.rough"),
+            x_title=t("axis.position"),
+            y_title=t("findings.rough.y"),
+            name=loaded.name,
+            change=change,
+            change_label=t("findings.change", row=change) if change is not None else "",
+        ),
+        notice=t(
+            "findings.rough.notice" if change is not None else "findings.rough.notice.short",
+            row=change,
+            ratio=f"{rough.ratio:.1f}",
+        ),
+        key="findings_rough",
+        data={"position": rough.positions, "roughness": rough.value},
+        name="checkpoint_roughness",
+    )
+
+
 def sinusoidal_tab() -> None:
     """The loaded table and the sinusoidal table of the same shape, side by side."""
     reference = cache.family_table("sinusoidal", loaded.sinusoidal_params)
@@ -643,6 +708,7 @@ if loaded is not None:
             "projection": projection_tab,
             "spectrum": spectrum_tab,
             "probe": probe_tab,
+            "findings": findings_tab,
             "sinusoidal": sinusoidal_tab,
             "compare": compare_tab,
         }

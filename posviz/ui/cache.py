@@ -1222,6 +1222,50 @@ def score_pattern_figure(*args, **kwargs) -> go.Figure:
     return _figure(usage_figures.score_pattern_figure)(*args, **kwargs)
 
 
+# ---------------------------------------------------------------- findings (posviz.analysis, posviz.figures.findings)
+
+from posviz.figures import findings as findings_figures  # noqa: E402  (this section's own import, kept with it)
+
+
+@_analysis
+def principal_components(table: AnyTable, k: int = 3) -> analysis.Components:
+    """Cached :func:`posviz.analysis.principal_components`."""
+    return analysis.principal_components(_array(table), k)
+
+
+@_analysis
+def similarity_decay(table: AnyTable) -> analysis.SimilarityDecay:
+    """Cached :func:`posviz.analysis.similarity_decay`."""
+    return analysis.similarity_decay(_array(table))
+
+
+@_analysis
+def relative_order_probe(table: AnyTable, *, pairs: int | None = None, folds: int = 5, seed: int = 0) -> float:
+    """Cached :func:`posviz.analysis.relative_order_probe`."""
+    return analysis.relative_order_probe(_array(table), pairs=pairs, folds=folds, seed=seed)
+
+
+@_analysis
+def roughness_by_position(table: AnyTable) -> analysis.Roughness:
+    """Cached :func:`posviz.analysis.roughness_by_position`."""
+    return analysis.roughness_by_position(_array(table))
+
+
+def components_3d_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.findings.components_3d`."""
+    return _figure(findings_figures.components_3d)(*args, **kwargs)
+
+
+def similarity_decay_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.findings.similarity_decay_figure`."""
+    return _figure(findings_figures.similarity_decay_figure)(*args, **kwargs)
+
+
+def roughness_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.findings.roughness_figure`."""
+    return _figure(findings_figures.roughness_figure)(*args, **kwargs)
+
+
 # ------------------------------------------------------------------------------------------------------------ figures
 #
 # Held in ``TABLES`` with their dictionaries: building a plotly figure, and then its dictionary (a copy of every array
