@@ -278,3 +278,23 @@ def test_a_shorter_order_clamps_the_query():
     assert at.select_slider(key="q").value == 2
     terms = relative_charts(at, "en")["txl.terms"]
     assert says(terms.title, "en", "txl.terms", word=words("en", 3)[2], query=2)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_home_and_compare_say_what_xlnets_positions_are(lang):
+    """Home's family card and Compare's list name XLNet's position term (sinusoids of i - j read through the query's
+    content and the bias v: relative and content-dependent) and put the two-stream mask in pretraining only."""
+    summary = tr(lang, "family.xlnet.summary")
+    what = tr(lang, "compare.what.xlnet")
+    for text in (summary, what, tr(lang, "compare.side.matrix.xlnet.notice")):
+        assert "Transformer-XL" in text and " v" in text
+    assert "R_i−j" in summary and "q_i·W_R R_i−j + v·W_R R_i−j" in what
+    assert "u" in summary  # the content bias beside it
+    home = open_page("home", lang=lang)
+    assert_clean(home)
+    assert summary in [c.value for c in home.caption]
+    compare = open_page("compare", query={"cmp": "sinusoidal,rope,xlnet"}, lang=lang)
+    assert_clean(compare)
+    shown = "\n".join(m.value for m in compare.markdown)
+    assert what in shown
+    assert "two-stream masks of a sampled factorisation order only decide" in posviz.family("xlnet").summary
