@@ -1,6 +1,8 @@
-"""XLNet two-stream attention: content and query masks for a factorisation order, read for one token."""
+"""XLNet: Transformer-XL's relative positions (R_{i-j}, the four terms of a score, memory), then the content and query
+masks of a factorisation order, read for one token."""
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 import posviz
@@ -8,7 +10,12 @@ from posviz.encodings import xlnet
 from posviz.ui import cache, controls, errors_shown, intro, show, t, widgets
 
 FAMILY = posviz.family("xlnet")
+CTL = widgets.Controls("xlnet")
 MAX_TOKENS = 32
+MAX_MEMORY = 16
+#: The demo head of the relative section: hidden states are the words' embeddings (``attention_demo``'s table, 16
+#: numbers a word), projected by random weights to 8 numbers a head, drawn from ``WEIGHT_SEED``.
+D_MODEL, D_HEAD, WEIGHT_SEED = 16, 8, 0
 
 
 def _shuffle() -> None:
@@ -52,6 +59,112 @@ def _mask(mask, title_key, notice_key, colorscale, token, words, key):
     )
 
 
+def _clamped(key: str, n: int) -> None:
+    """A token index kept in the session (or the URL) that the current order no longer has becomes its last one."""
+    if isinstance(st.session_state.get(key), int) and st.session_state[key] >= n:
+        st.session_state[key] = n - 1
+
+
+def relative_positions(order, words) -> None:
+    """Transformer-XL's relative encoding for the segment of the chosen order: R_{i-j} by offset, the four terms of one
+    query's score, and the memory that relative offsets make possible."""
+    n = len(order)
+    st.subheader(t("txl.heading"))
+    left, right = st.columns(2, vertical_alignment="bottom")
+    with left:
+        mem = CTL.numeric("mem", 0, MAX_MEMORY, 4)
+    with right:
+        _clamped("q", n)
+        query = st.select_slider(
+            t("xlnet.ctl.q"),
+            list(range(n)),
+            value=n - 1,
+            key="q",
+            bind="query-params",
+            help=t("xlnet.ctl.q.help"),
+        )
+    k_len = mem + n
+    pos_emb = cache.transformer_xl_pos_emb(n, k_len, D_MODEL)
+    offsets = cache.transformer_xl_offsets(n, k_len)
+    half = D_MODEL // 2
+    show(
+        cache.relative_embedding_heatmap_figure(
+            pos_emb,
+            k_len,
+            title=t("txl.r"),
+            x_title=t("txl.r.x"),
+            y_title=t("txl.r.y"),
+            colorbar_title="R",
+        ),
+        notice=t("txl.r.notice", top=k_len, bottom=1 - n, half=half),
+        key="txl_r",
+        data=pd.DataFrame(
+            pos_emb,
+            index=pd.Index(offsets, name="offset"),
+            columns=[f"sin {k}" for k in range(half)] + [f"cos {k}" for k in range(half)],
+        ),
+        name="xlnet-relative-embedding",
+    )
+
+    st.markdown(t("txl.terms.intro"))
+    st.latex(
+        r"A_{i,j} = \underbrace{q_i^\top k_j}_{(a)} + \underbrace{q_i^\top W_{k,R} R_{i-j}}_{(b)}"
+        r" + \underbrace{u^\top k_j}_{(c)} + \underbrace{v^\top W_{k,R} R_{i-j}}_{(d)},"
+        r"\qquad q_i = W_q h_i,\ k_j = W_{k,E}\, h_j"
+    )
+    memory_words = [f"#{j}" for j in range(-mem, 0)]
+    hidden = cache.xl_token_embeddings(tuple(memory_words + list(words)), D_MODEL)
+    weights = cache.xl_demo_weights(D_MODEL, D_HEAD, WEIGHT_SEED)
+    terms = cache.transformer_xl_score_terms(hidden[mem:], hidden, weights, mem_len=mem).row(query)
+    keys = np.arange(k_len)
+    parts = {
+        "content_content": terms.content_content[0],
+        "content_position": terms.content_position[0],
+        "content_bias": terms.content_bias[0],
+        "position_bias": terms.position_bias[0],
+        "total": terms.total[0],
+    }
+    show(
+        cache.score_terms_figure(
+            keys,
+            {t(f"txl.term.{name}"): values for name, values in parts.items()},
+            title=t("txl.terms", word=words[query], query=query),
+            x_title=t("txl.keys.x", mem=mem),
+            y_title=t("txl.terms.y"),
+            mem_len=mem,
+            memory_label=t("txl.memory"),
+        ),
+        notice=t("txl.terms.notice"),
+        key="txl_terms",
+        data={"key": keys, "offset": terms.offset[0]} | parts,
+        name="xlnet-score-terms",
+    )
+    _, sees_query = cache.visible_tokens(order, query)
+    st.markdown(t("txl.kept", word=words[query], query=query, mem=mem, listed=_listed(sees_query, words)))
+
+    seg = cache.segment_positions(mem, n)
+    show(
+        cache.memory_figure(
+            seg.offset,
+            seg.naive,
+            seg.collides,
+            mem,
+            title=t("txl.memory.title", mem=mem, n=n),
+            panel_titles=(t("txl.memory.top"), t("txl.memory.bottom")),
+            x_title=t("txl.keys.x", mem=mem),
+            y_title=t("txl.memory.y"),
+            offset_title="i + M − j",
+            naive_title=t("txl.memory.naive"),
+            memory_label=t("txl.memory"),
+        ),
+        notice=t("txl.memory.notice" if mem else "txl.memory.notice.none", mem=mem, n=n),
+        key="txl_memory",
+        data={"key": keys, "naive_position": seg.naive, "shares_position": seg.collides}
+        | {f"offset from query {i}": seg.offset[i] for i in range(n)},
+        name="xlnet-memory",
+    )
+
+
 intro("xlnet")
 with controls():
     c1, c2, c3 = st.columns([2, 2, 1], vertical_alignment="bottom")
@@ -89,8 +202,10 @@ with errors_shown("order" if typed.strip() else "setting"):
     )
     rank = cache.factorisation_rank(order)
 
-    if isinstance(st.session_state.get("tok"), int) and st.session_state["tok"] >= len(order):
-        st.session_state["tok"] = len(order) - 1
+    relative_positions(order, words)
+
+    st.subheader(t("txl.masks.heading"))
+    _clamped("tok", len(order))
     token = st.select_slider(
         t("xlnet.ctl.token"),
         list(range(len(order))),

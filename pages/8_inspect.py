@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -31,6 +32,9 @@ ORIGINS = ("upload", "path", "cache")
 UPLOAD_MB = ckpt.MAX_UPLOAD_BYTES >> 20
 PROJECTION_POSITIONS = 1024
 PROBE_POSITIONS = 1024
+#: The distances m - n at which each head's positional score is drawn.
+SCORE_DISTANCES = range(-64, 65)
+PATH_KINDS = ("path", "cached")  # sources on disk: a folder with its config.json beside the weights
 LEARNED_SESSION = "session:"  # the Learned page's option code for a session table
 
 
@@ -110,6 +114,7 @@ def load(chosen: tuple, *, key_widget: str | None) -> Loaded | None:
         _, found = cache.checkpoint(source, name=name)
     except ckpt.RopeModel as exc:
         rope_model(exc)
+        frequency_usage(chosen, has_weights=bool(candidates))
         return None
     except ckpt.NoPositionTable:
         if not candidates or key_widget is None:
@@ -178,6 +183,147 @@ def rope_model(exc: ckpt.RopeModel) -> None:
         icon=":material/rotate_right:",
         query_params={"tab": "config", "cfg": json.dumps(fields)},
     )
+
+
+def frequency_usage(chosen: tuple, *, has_weights: bool) -> None:
+    """What a RoPE model's q/k weights do with each frequency (Barbero et al., 2025), for a model read from disk:
+    usage by layer x pair and by head x pair, against wavelength, the p-RoPE view and each head's score pattern.
+    ``has_weights``: the source holds any 2-D tensor (a folder with only its config.json holds none)."""
+    source, _, kind = chosen
+    st.subheader(t("usage.heading"))
+    if kind not in PATH_KINDS:
+        st.info(t("usage.needs_folder", path=t("inspect.origin.path"), cache=t("inspect.origin.cache")))
+        return
+    if not has_weights:
+        st.info(t("usage.no_weights"))
+        return
+    st.markdown(t("usage.intro"))
+    with errors_shown(kind):
+        digest, usage = cache.rope_frequency_usage(source)
+        which = widgets.url_radio(
+            t("usage.ctl.which"),
+            ["query", "key"],
+            key="usage",
+            default="query",
+            format_func=lambda w: t(f"usage.{w}"),
+            horizontal=True,
+        )
+        name = t(f"usage.{which}")
+        layer_usage = usage.layer_means(which)
+        pairs = range(layer_usage.shape[1])
+        layers = [int(n) for n in usage.layers]
+        st.caption(
+            t(
+                "usage.summary",
+                layers=len(layers),
+                heads=usage.query.shape[1],
+                kv_heads=usage.key.shape[1],
+                head_dim=usage.head_dim,
+                pairs=len(pairs),
+                layout=t(f"usage.layout.{usage.layout}"),
+            )
+        )
+        show(
+            cache.usage_heatmap_figure(
+                layer_usage,
+                row0=layers[0],
+                title=t("usage.by_layer", which=name),
+                x_title=t("usage.axis.pair"),
+                y_title=t("usage.axis.layer"),
+                colorbar_title=t("usage.axis.usage"),
+            ),
+            notice=t("usage.by_layer.notice"),
+            key="usage_layers",
+            data=pd.DataFrame(layer_usage, index=pd.Index(layers, name="layer"), columns=[f"pair {i}" for i in pairs]),
+            name="frequency_usage_layers",
+        )
+        layer = layers[0]
+        if len(layers) > 1:
+            layer = st.select_slider(
+                t("usage.ctl.layer"),
+                layers,
+                value=layers[0],
+                key="layer",
+                bind="query-params",
+                help=t("usage.ctl.layer.help"),
+            )
+        heads = (usage.query if which == "query" else usage.key)[layers.index(layer)]
+        show(
+            cache.usage_heatmap_figure(
+                heads,
+                title=t(f"usage.by_head.{which}", layer=layer),
+                x_title=t("usage.axis.pair"),
+                y_title=t(f"usage.axis.head.{which}"),
+                colorbar_title=t("usage.axis.usage"),
+            ),
+            notice=t(f"usage.by_head.{which}.notice"),
+            key="usage_heads",
+            data=pd.DataFrame(
+                heads, index=pd.Index(range(len(heads)), name="head"), columns=[f"pair {i}" for i in pairs]
+            ),
+            name=f"frequency_usage_layer{layer}_{which}",
+        )
+        context = usage.training_context
+        means = {t("usage.query"): usage.pair_means("query"), t("usage.key"): usage.pair_means("key")}
+        show(
+            cache.usage_against_wavelength_figure(
+                usage.wavelength,
+                means,
+                title=t("usage.wavelength"),
+                x_title=t("usage.axis.wavelength"),
+                y_title=t("usage.axis.mean_usage"),
+                training_context=context,
+                context_label=t("usage.context", n=f"{context:,}") if context else "",
+            ),
+            notice=t("usage.wavelength.notice" if context else "usage.wavelength.notice.nocontext", n=context),
+            key="usage_wavelength",
+            data={"pair": pairs, "inv_freq": usage.inv_freq, "wavelength": usage.wavelength}
+            | {f"mean_{w}_usage": usage.pair_means(w) for w in ("query", "key")},
+            name="frequency_usage_wavelength",
+        )
+
+        p = float(widgets.numeric(t("usage.ctl.p"), 0.0, 1.0, 0.75, key="p", step=0.05, help=t("usage.ctl.p.help")))
+        dropped = cache.p_rope_dropped(usage.inv_freq, p)
+        mean = usage.pair_means(which)
+        share = float(cache.p_rope_share(mean, dropped))
+        show(
+            cache.p_rope_figure(
+                usage.wavelength,
+                mean,
+                dropped,
+                title=t("usage.prope", p=f"{p:g}", which=name),
+                x_title=t("usage.axis.wavelength"),
+                y_title=t("usage.axis.mean_usage"),
+                kept_label=t("usage.prope.kept"),
+                dropped_label=t("usage.prope.dropped"),
+                share_text=t("usage.prope.share", share=f"{share:.1%}", dropped=int(dropped.sum()), pairs=len(pairs)),
+            ),
+            notice=t("usage.prope.notice"),
+            key="usage_prope",
+            data={"pair": pairs, "wavelength": usage.wavelength, f"mean_{which}_usage": mean, "dropped": dropped},
+            name="frequency_usage_p_rope",
+        )
+
+        pattern = cache.head_score_pattern(digest, source, layer, SCORE_DISTANCES)
+        ranked = np.argsort(-pattern.swing, kind="stable")  # the heads whose score swings most first
+        show(
+            cache.score_pattern_figure(
+                pattern.distances,
+                pattern.score[ranked],
+                [t("usage.head", h=int(h)) for h in ranked],
+                title=t("usage.pattern", layer=layer),
+                x_title=t("usage.axis.distance"),
+                y_title=t("usage.axis.score"),
+            ),
+            notice=t("usage.pattern.notice"),
+            key="usage_pattern",
+            data=pd.DataFrame(
+                pattern.score.T,
+                index=pd.Index(pattern.distances, name="distance"),
+                columns=[f"head {h}" for h in range(len(pattern.score))],
+            ),
+            name=f"frequency_usage_layer{layer}_score_pattern",
+        )
 
 
 def hand_over(loaded: Loaded) -> None:
@@ -365,6 +511,71 @@ def probe_tab() -> None:
     )
 
 
+def findings_tab() -> None:
+    """The classic findings about learned tables, each as the question it answers about the loaded table: a helix
+    under PCA, how fast similarity decays with the offset and whether a linear probe reads which row comes first,
+    and whether the rows get noisier past some index."""
+    n = loaded.table.shape[0]
+    st.markdown(t("findings.intro"))
+    found = cache.principal_components(loaded.ref)
+    shares = [f"{share:.0%}" for share in found.share]
+    show(
+        cache.components_3d_figure(
+            range(n),
+            found.coords,
+            title=t("findings.pca"),
+            axis_titles=tuple(t("findings.pc", k=k + 1, share=shares[k]) for k in range(3)),
+            colorbar_title=t("axis.position"),
+        ),
+        notice=t("findings.pca.notice", shares=" · ".join(shares), turns=f"{abs(found.winding):.1f}"),
+        key="findings_pca",
+        data={"position": range(n), "pc1": found.coords[:, 0], "pc2": found.coords[:, 1], "pc3": found.coords[:, 2]},
+        name="checkpoint_pca_3d",
+    )
+    decay = cache.similarity_decay(loaded.ref)
+    half = decay.half_offset
+    show(
+        cache.similarity_decay_figure(
+            decay.offsets,
+            decay.mean,
+            title=t("findings.decay"),
+            x_title=t("inspect.axis.offset"),
+            y_title=t("inspect.axis.cosine"),
+            name=loaded.name,
+            half_offset=half,
+            half_label=t("findings.half", k=half) if half is not None else "",
+        ),
+        notice=t("findings.decay.notice" if half is not None else "findings.decay.notice.never", k=half),
+        key="findings_decay",
+        data={"offset": decay.offsets, "mean_cosine": decay.mean},
+        name="checkpoint_similarity_decay",
+    )
+    error = cache.relative_order_probe(loaded.ref)
+    st.markdown(t("findings.order", pairs=n, error=f"{error:.0%}"))
+    rough = cache.roughness_by_position(loaded.ref)
+    change = rough.change
+    show(
+        cache.roughness_figure(
+            rough.positions,
+            rough.value,
+            title=t("findings.rough"),
+            x_title=t("axis.position"),
+            y_title=t("findings.rough.y"),
+            name=loaded.name,
+            change=change,
+            change_label=t("findings.change", row=change) if change is not None else "",
+        ),
+        notice=t(
+            "findings.rough.notice" if change is not None else "findings.rough.notice.short",
+            row=change,
+            ratio=f"{rough.ratio:.1f}",
+        ),
+        key="findings_rough",
+        data={"position": rough.positions, "roughness": rough.value},
+        name="checkpoint_roughness",
+    )
+
+
 def sinusoidal_tab() -> None:
     """The loaded table and the sinusoidal table of the same shape, side by side."""
     reference = cache.family_table("sinusoidal", loaded.sinusoidal_params)
@@ -497,6 +708,7 @@ if loaded is not None:
             "projection": projection_tab,
             "spectrum": spectrum_tab,
             "probe": probe_tab,
+            "findings": findings_tab,
             "sinusoidal": sinusoidal_tab,
             "compare": compare_tab,
         }

@@ -278,8 +278,10 @@ FAMILIES: dict[str, Family] = {
         Family(
             key="xlnet",
             name="XLNet two-stream",
-            summary="Positions from Transformer-XL's relative encoding, a score term that depends on the query; the "
-            "two-stream masks of a sampled factorisation order are a pretraining device, not a position code.",
+            summary="Positions from Transformer-XL's relative encoding: sinusoids R_{i-j} of the offset, read through "
+            "the query's content and a learned bias v (u does the same for the key's content), a relative term that "
+            "depends on content; the two-stream masks of a sampled factorisation order only decide, in pretraining, "
+            "which keys each stream may see.",
             paper="Yang et al. 2019, XLNet; Dai et al. 2019, Transformer-XL",
             page="xlnet",
             # seed 0 is the left-to-right order, which looks like a causal mask; the default is a shuffled one

@@ -24,8 +24,9 @@ def usage_heatmap(
 ) -> go.Figure:
     """Usage as a heatmap: rows (layers, or the heads of one layer) from ``row0`` down, columns the rotary pairs,
     pair 0 (the highest frequency) on the left; colours from 0 (unused) up."""
-    return heatmap(
-        np.asarray(usage, dtype=np.float64),
+    usage = np.asarray(usage, dtype=np.float64)
+    fig = heatmap(
+        usage,
         title=title,
         x_title=x_title,
         y_title=y_title,
@@ -36,6 +37,9 @@ def usage_heatmap(
         colorbar_title=colorbar_title,
         height=height,
     )
+    if usage.shape[0] <= 40:  # whole layers and heads, not the half steps plotly picks for a few rows
+        fig.update_yaxes(dtick=1)
+    return fig
 
 
 def usage_against_wavelength(

@@ -135,8 +135,8 @@ def memory_figure(
     )
     if mem_len:
         fig.add_vrect(x0=-0.5, x1=mem_len - 0.5, fillcolor=MEMORY_SHADE, line_width=0)
-        fig.add_annotation(
-            x=(mem_len - 1) / 2, y=1.0, xref="x", yref="paper", yanchor="bottom", text=memory_label, showarrow=False
+        fig.add_annotation(  # inside the shade of the lower panel, clear of the upper panel's title
+            x=(mem_len - 1) / 2, y=1.0, xref="x2", yref="y2 domain", yanchor="top", text=memory_label, showarrow=False
         )
     fig.update_yaxes(autorange="reversed", title_text=y_title, row=1, col=1)
     fig.update_yaxes(title_text=naive_title, rangemode="tozero", row=2, col=1)

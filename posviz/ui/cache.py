@@ -742,6 +742,72 @@ def visible_tokens(permutation, token: int) -> tuple[np.ndarray, np.ndarray]:
     return xlnet.visible_tokens(permutation, token)
 
 
+# ------------------------------------------------------------------------------- posviz.encodings.transformer_xl
+
+from posviz.encodings import transformer_xl as txl  # noqa: E402  (this section's own imports, kept with it)
+from posviz.figures import transformer_xl as txl_figures  # noqa: E402
+
+
+@_results
+def transformer_xl_pos_emb(
+    q_len: int, k_len: int, d_model: int, *, attn_type: str = "bi", clamp_len: int = -1, bi_data: bool = False
+) -> np.ndarray:
+    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_pos_emb`."""
+    return txl.transformer_xl_pos_emb(q_len, k_len, d_model, attn_type=attn_type, clamp_len=clamp_len, bi_data=bi_data)
+
+
+@_results
+def transformer_xl_offsets(q_len: int, k_len: int, *, attn_type: str = "bi", clamp_len: int = -1) -> np.ndarray:
+    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_offsets`."""
+    return txl.transformer_xl_offsets(q_len, k_len, attn_type=attn_type, clamp_len=clamp_len)
+
+
+@_results
+def xl_demo_weights(d_model: int, d_head: int, seed: int = 0) -> txl.XLWeights:
+    """Cached :func:`posviz.encodings.transformer_xl.xl_demo_weights`."""
+    return txl.xl_demo_weights(d_model, d_head, seed)
+
+
+@_results
+def xl_token_embeddings(tokens: tuple[str, ...], d_model: int = demo.D_MODEL) -> np.ndarray:
+    """Cached :func:`posviz.lessons.attention_demo.token_embeddings`: the XLNet page's hidden states, one per token
+    of the memory and the segment."""
+    return demo.token_embeddings(tokens, d_model)
+
+
+@_results
+def transformer_xl_score_terms(
+    query_hidden, key_hidden, weights: txl.XLWeights, *, mem_len: int = 0, clamp_len: int = -1
+) -> txl.ScoreTerms:
+    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_score_terms`."""
+    return txl.transformer_xl_score_terms(query_hidden, key_hidden, weights, mem_len=mem_len, clamp_len=clamp_len)
+
+
+@_results
+def segment_positions(mem_len: int, seg_len: int) -> txl.SegmentPositions:
+    """Cached :func:`posviz.encodings.transformer_xl.segment_positions`."""
+    return txl.segment_positions(mem_len, seg_len)
+
+
+# This section's figures, held like every figure by ``_figure`` (defined with the figures below, so looked up when
+# a page draws one; the key is the builder's name and arguments, the same on every call).
+
+
+def relative_embedding_heatmap_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.transformer_xl.relative_embedding_heatmap`."""
+    return _figure(txl_figures.relative_embedding_heatmap)(*args, **kwargs)
+
+
+def score_terms_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.transformer_xl.score_terms_figure`."""
+    return _figure(txl_figures.score_terms_figure)(*args, **kwargs)
+
+
+def memory_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.transformer_xl.memory_figure`."""
+    return _figure(txl_figures.memory_figure)(*args, **kwargs)
+
+
 # --------------------------------------------------------------------------------- posviz.lessons.attention_demo
 
 
@@ -1095,6 +1161,110 @@ def sinusoidal_position_probe(n_positions: int, d_model: int, limit: int = 1024,
 def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
     """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_spectrum`."""
     return sinlesson.sinusoidal_spectrum(n_positions, d_model, max_dims=max_dims)
+
+
+# ----------------------------------------------------------------------- posviz.checkpoint.frequency_usage
+
+from posviz.checkpoint import frequency_usage as usage_core  # noqa: E402  (this section's own imports, kept with it)
+from posviz.figures import frequency_usage as usage_figures  # noqa: E402
+
+
+def rope_frequency_usage(source, *, layers=None, config: dict | None = None) -> tuple[str, usage_core.FrequencyUsage]:
+    """``(fingerprint, posviz.rope_frequency_usage(source, layers=layers, config=config))``, kept in ``TABLES`` by
+    the source's content fingerprint (``posviz.checkpoint.fingerprint``), the layers and the config, like
+    :func:`checkpoint`; its arrays are read-only."""
+    digest = ckpt.fingerprint(source)
+    key = ("frequency_usage", digest, _key(layers), _key(config))
+    return digest, TABLES.get(key, lambda: usage_core.rope_frequency_usage(source, layers=layers, config=config))
+
+
+def head_score_pattern(
+    digest: str, _source, layer: int, distances, *, config: dict | None = None
+) -> usage_core.ScorePattern:
+    """Cached :func:`posviz.checkpoint.frequency_usage.head_score_pattern` of ``_source`` at its mean token
+    embedding, kept in ``TABLES`` by the source's fingerprint ``digest``, the layer and the distances."""
+    key = ("head_score_pattern", digest, layer, _key(distances), _key(config))
+    return TABLES.get(key, lambda: usage_core.head_score_pattern(_source, layer, distances, config=config))
+
+
+@_results
+def p_rope_dropped(inv_freq, p: float) -> np.ndarray:
+    """Cached :func:`posviz.checkpoint.frequency_usage.p_rope_dropped`."""
+    return usage_core.p_rope_dropped(inv_freq, p)
+
+
+@_results
+def p_rope_share(usage, dropped) -> np.ndarray:
+    """Cached :func:`posviz.checkpoint.frequency_usage.p_rope_share`."""
+    return usage_core.p_rope_share(usage, dropped)
+
+
+# This section's figures, held like every figure by ``_figure`` (defined with the figures below, so looked up when
+# a page draws one; the key is the builder's name and arguments, the same on every call).
+
+
+def usage_heatmap_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.frequency_usage.usage_heatmap`."""
+    return _figure(usage_figures.usage_heatmap)(*args, **kwargs)
+
+
+def usage_against_wavelength_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.frequency_usage.usage_against_wavelength`."""
+    return _figure(usage_figures.usage_against_wavelength)(*args, **kwargs)
+
+
+def p_rope_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.frequency_usage.p_rope_figure`."""
+    return _figure(usage_figures.p_rope_figure)(*args, **kwargs)
+
+
+def score_pattern_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.frequency_usage.score_pattern_figure`."""
+    return _figure(usage_figures.score_pattern_figure)(*args, **kwargs)
+
+
+# ---------------------------------------------------------------- findings (posviz.analysis, posviz.figures.findings)
+
+from posviz.figures import findings as findings_figures  # noqa: E402  (this section's own import, kept with it)
+
+
+@_analysis
+def principal_components(table: AnyTable, k: int = 3) -> analysis.Components:
+    """Cached :func:`posviz.analysis.principal_components`."""
+    return analysis.principal_components(_array(table), k)
+
+
+@_analysis
+def similarity_decay(table: AnyTable) -> analysis.SimilarityDecay:
+    """Cached :func:`posviz.analysis.similarity_decay`."""
+    return analysis.similarity_decay(_array(table))
+
+
+@_analysis
+def relative_order_probe(table: AnyTable, *, pairs: int | None = None, folds: int = 5, seed: int = 0) -> float:
+    """Cached :func:`posviz.analysis.relative_order_probe`."""
+    return analysis.relative_order_probe(_array(table), pairs=pairs, folds=folds, seed=seed)
+
+
+@_analysis
+def roughness_by_position(table: AnyTable) -> analysis.Roughness:
+    """Cached :func:`posviz.analysis.roughness_by_position`."""
+    return analysis.roughness_by_position(_array(table))
+
+
+def components_3d_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.findings.components_3d`."""
+    return _figure(findings_figures.components_3d)(*args, **kwargs)
+
+
+def similarity_decay_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.findings.similarity_decay_figure`."""
+    return _figure(findings_figures.similarity_decay_figure)(*args, **kwargs)
+
+
+def roughness_figure(*args, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.findings.roughness_figure`."""
+    return _figure(findings_figures.roughness_figure)(*args, **kwargs)
 
 
 # ------------------------------------------------------------------------------------------------------------ figures

@@ -12,6 +12,8 @@ from ._support import (
     assert_clean,
     assert_matrix,
     button,
+    chart,
+    charts,
     figures,
     has_widget,
     heatmap_z,
@@ -209,7 +211,7 @@ def test_xlnet_shuffle_changes_the_seed_and_the_masks():
         assert at.number_input(key="seed").value == seed
         order = posviz.factorisation_order(8, seed)
         assert order_on_page(at) == order.tolist()
-        content, query = (heatmap_z(f) for f in figures(at)[:2])
+        content, query = (heatmap_z(chart(charts(at), "en", key).fig) for key in ("xlnet.content", "xlnet.query"))
         expected_content, expected_query = posviz.xlnet_masks(order)
         assert_matrix(content, expected_content, what=f"content, seed {seed}")
         assert_matrix(query, expected_query, what=f"query, seed {seed}")
@@ -226,7 +228,7 @@ def test_xlnet_length():
     assert_clean(at)
     order = posviz.factorisation_order(12, 7)
     assert order_on_page(at) == order.tolist()
-    content, query = (heatmap_z(f) for f in figures(at)[:2])
+    content, query = (heatmap_z(chart(charts(at), "en", key).fig) for key in ("xlnet.content", "xlnet.query"))
     assert content.shape == (12, 12)
     assert_matrix(query, posviz.xlnet_masks(order)[1])
 

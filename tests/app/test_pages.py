@@ -61,6 +61,9 @@ DEFAULT_VIEW = {
         Role("relative.shaw.distinct", "scatter", "param.seq_len", "relative.shaw.distinct.y", {"k": 8, "total": 17}),
     ],
     "xlnet": [
+        Role("txl.r", "heatmap", "txl.r.x", "txl.r.y"),
+        Role("txl.terms", "bar", None, None),  # five panels: their axis titles are on the last and the middle one
+        Role("txl.memory.title", "heatmap", None, "txl.memory.y", {"mem": 4, "n": 8}),
         Role("xlnet.content", *TOKENS),
         Role("xlnet.query", *TOKENS),
         Role("xlnet.rank", "bar", "axis.position", "xlnet.rank.y"),

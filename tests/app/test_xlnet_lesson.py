@@ -1,4 +1,5 @@
-"""The XLNet page's lesson: a typed order from the URL, the chosen token's row outlined in both masks, what each
+"""The XLNet page's lesson: Transformer-XL's relative embedding R_{i-j}, the four terms of one query's score and the
+memory they make possible, then a typed order from the URL, the chosen token's row outlined in both masks, what each
 stream may see listed in words of the example sentence, and the order as a rank per position."""
 
 from __future__ import annotations
@@ -7,7 +8,9 @@ import numpy as np
 import pytest
 
 import posviz
+from posviz.encodings import transformer_xl as txl
 from posviz.encodings import xlnet
+from posviz.lessons import attention_demo
 
 from ._support import (
     as_array,
@@ -20,6 +23,7 @@ from ._support import (
     heatmap_z,
     open_page,
     order_on_page,
+    says,
     teaching_text,
     tr,
 )
@@ -34,10 +38,15 @@ def listed(tokens, names, lang) -> str:
     return ", ".join(f"{names[j]} ({j})" for j in tokens) or tr(lang, "xlnet.nothing")
 
 
+#: The catalog keys of the titles of the relative section's charts.
+RELATIVE = ("txl.r", "txl.terms", "txl.memory.title")
+D_MODEL, D_HEAD = 16, 8  # the page's demo head
+
+
 def check_lessons(at, order, token, lang="en"):
     order = np.asarray(order)
     assert order_on_page(at) == order.tolist()
-    drawn = charts_by_key(charts(at), lang, ["xlnet.content", "xlnet.query", "xlnet.rank"])
+    drawn = charts_by_key(charts(at), lang, ["xlnet.content", "xlnet.query", "xlnet.rank", *RELATIVE])
     content, query, rank = (drawn[key].fig for key in ("xlnet.content", "xlnet.query", "xlnet.rank"))
     expected_content, expected_query = posviz.xlnet_masks(order)
     np.testing.assert_array_equal(heatmap_z(content), expected_content)
@@ -150,3 +159,142 @@ def test_teaching_text_says_where_the_positions_come_from(lang):
     assert text.strip() in "\n".join(m.value for m in at.markdown)  # the page shows this text
     assert "Transformer-XL" in text and f"K = {xlnet.PARTIAL_PREDICTION_K}" in text
     assert "W_R" in text and "R_{i-j}" in text  # the relative term itself
+    assert r"u^\top k_j" in text and "2.5" in text  # the four terms, and why a memory needs relative offsets
+
+
+# ------------------------------------------------------------------------ Transformer-XL's relative positions
+
+
+def sinusoid_row(offset: float, d_model: int) -> np.ndarray:
+    """R at ``offset`` from its definition, one entry at a time: sin(p w_k) for k < d/2, then cos(p w_k),
+    w_k = 1 / 10000^(2k / d)."""
+    half = d_model // 2
+    row = np.empty(d_model)
+    for k in range(half):
+        w = 1.0 / 10000.0 ** (2 * k / d_model)
+        row[k], row[half + k] = np.sin(offset * w), np.cos(offset * w)
+    return row
+
+
+def relative_charts(at, lang):
+    return {key: chart(charts(at), lang, key) for key in RELATIVE}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_relative_embedding_heatmap_is_r_of_every_offset(lang):
+    """Rows run from k_len = M + n down to -(n - 1), each the sinusoid of its offset; the caption names both ends."""
+    at = open_page("xlnet", query={"len": "5", "mem": "3"}, lang=lang)
+    assert_clean(at)
+    r = relative_charts(at, lang)["txl.r"]
+    z = heatmap_z(r.fig)
+    trace = r.fig["data"][0]
+    offsets = trace["y0"] + trace["dy"] * np.arange(z.shape[0])
+    np.testing.assert_array_equal(offsets, np.arange(8, -5, -1))  # k_len = 8 down to 1 - q_len = -4
+    expected = np.stack([sinusoid_row(p, D_MODEL) for p in offsets])
+    np.testing.assert_allclose(z, expected, atol=1e-6)
+    np.testing.assert_allclose(z, posviz.transformer_xl_pos_emb(5, 8, D_MODEL), atol=1e-6)
+    assert r.notice == tr(lang, "txl.r.notice", top=8, bottom=-4, half=8)
+
+
+def xlnet_way(hidden, weights, mem, i):
+    """The score of query i of the segment on every key the way XLNet computes it: (q_i + u) . k_j for the content
+    part and (q_i + v) . W_R R for the position part, one R per offset re-aligned by XLNet's relative shift."""
+    q = hidden[mem:] @ weights.w_q
+    k = hidden @ weights.w_k
+    k_len, q_len = len(hidden), len(hidden) - mem
+    r = txl.transformer_xl_pos_emb(q_len, k_len, D_MODEL) @ weights.w_r  # (R, d_head), offsets k_len .. 1 - q_len
+    content = (q + weights.u) @ k.T
+    position = txl.rel_shift((q + weights.v) @ r.T, k_len)
+    return content[i], position[i]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("mem", "query"), [(4, 7), (0, 0), (2, 3)])
+def test_score_terms_add_up_to_the_score_xlnet_computes(lang, mem, query):
+    """Five panels: (a), (b), (c), (d) and their sum; the sum is the score XLNet computes through the relative shift,
+    (a) + (c) its content part and (b) + (d) its position part, and (c) is the same for every query."""
+    at = open_page("xlnet", query={"mem": str(mem), "q": str(query)}, lang=lang)
+    assert_clean(at)
+    terms = relative_charts(at, lang)["txl.terms"]
+    bars = terms.traces("bar")
+    names = [
+        tr(lang, f"txl.term.{n}")
+        for n in ("content_content", "content_position", "content_bias", "position_bias", "total")
+    ]
+    assert [b["name"] for b in bars] == names
+    a, b, c, d, total = (as_array(bar["y"]) for bar in bars)
+    np.testing.assert_allclose(a + b + c + d, total, atol=1e-5)
+    np.testing.assert_array_equal(as_array(bars[0]["x"]), np.arange(mem + 8))
+
+    order = posviz.factorisation_order(8, 1)
+    words_ = [f"#{j}" for j in range(-mem, 0)] + words(lang, 8)
+    hidden = attention_demo.token_embeddings(words_, D_MODEL)
+    weights = posviz.xl_demo_weights(D_MODEL, D_HEAD, 0)
+    content, position = xlnet_way(hidden, weights, mem, query)
+    np.testing.assert_allclose(a + c, content, atol=1e-5)
+    np.testing.assert_allclose(b + d, position, atol=1e-5)
+    np.testing.assert_allclose(total, content + position, atol=1e-5)
+    np.testing.assert_allclose(c, (hidden @ weights.w_k) @ weights.u, atol=1e-5)  # no query in it
+    assert len(terms.fig["layout"].get("shapes", [])) == (5 if mem else 0)  # the memory shaded in every panel
+    assert terms.notice == tr(lang, "txl.terms.notice")
+    step = np.argsort(order)
+    seen = [j for j in range(8) if step[j] < step[query]]
+    names_ = words(lang, 8)
+    kept = tr(lang, "txl.kept", word=names_[query], query=query, mem=mem, listed=listed(seen, names_, lang))
+    assert kept in [m.value for m in at.markdown]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_memory_offsets_stay_distinct_where_absolute_positions_collide(lang):
+    at = open_page("xlnet", query={"len": "6", "mem": "4"}, lang=lang)
+    assert_clean(at)
+    memory = relative_charts(at, lang)["txl.memory.title"]
+    (heat,) = memory.traces("heatmap")
+    (bars,) = memory.traces("bar")
+    offsets = as_array(heat["z"])
+    np.testing.assert_array_equal(offsets, np.subtract.outer(np.arange(6) + 4, np.arange(10)))
+    assert all(len(set(row)) == len(row) for row in offsets)  # every key at its own offset from each query
+    naive = as_array(bars["y"])
+    np.testing.assert_array_equal(naive, [0, 1, 2, 3, 0, 1, 2, 3, 4, 5])
+    red = [colour == bars["marker"]["color"][0] for colour in bars["marker"]["color"]]
+    assert red == [list(naive).count(p) > 1 for p in naive]
+    assert memory.notice == tr(lang, "txl.memory.notice", mem=4, n=6)
+    assert memory.title.startswith(tr(lang, "txl.memory.title", mem=4, n=6))
+
+
+def test_without_memory_nothing_collides_and_the_caption_says_so():
+    at = open_page("xlnet", query={"mem": "0"})
+    assert_clean(at)
+    memory = relative_charts(at, "en")["txl.memory.title"]
+    (bars,) = memory.traces("bar")
+    np.testing.assert_array_equal(as_array(bars["y"]), np.arange(8))
+    assert memory.notice == tr("en", "txl.memory.notice.none", mem=0, n=8)
+
+
+def test_a_shorter_order_clamps_the_query():
+    at = open_page("xlnet", query={"q": "7"})
+    at.slider(key="len").set_value(3).run()
+    assert_clean(at)
+    assert at.select_slider(key="q").value == 2
+    terms = relative_charts(at, "en")["txl.terms"]
+    assert says(terms.title, "en", "txl.terms", word=words("en", 3)[2], query=2)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_home_and_compare_say_what_xlnets_positions_are(lang):
+    """Home's family card and Compare's list name XLNet's position term (sinusoids of i - j read through the query's
+    content and the bias v: relative and content-dependent) and put the two-stream mask in pretraining only."""
+    summary = tr(lang, "family.xlnet.summary")
+    what = tr(lang, "compare.what.xlnet")
+    for text in (summary, what, tr(lang, "compare.side.matrix.xlnet.notice")):
+        assert "Transformer-XL" in text and " v" in text
+    assert "R_i−j" in summary and "q_i·W_R R_i−j + v·W_R R_i−j" in what
+    assert "u" in summary  # the content bias beside it
+    home = open_page("home", lang=lang)
+    assert_clean(home)
+    assert summary in [c.value for c in home.caption]
+    compare = open_page("compare", lang=lang)  # its first tab draws every family by offset, XLNet included
+    assert_clean(compare)
+    shown = "\n".join(m.value for m in compare.markdown)
+    assert what in shown
+    assert "two-stream masks of a sampled factorisation order only decide" in posviz.family("xlnet").summary
