@@ -262,11 +262,11 @@ def _find_layers(weights: _Weights, geo: Geometry) -> dict[int, _Layer]:
         if match and match["proj"] in ("q_proj", "k_proj", *FUSED_NAMES):
             found.setdefault(match["stack"], {}).setdefault(int(match["layer"]), {})[match["proj"]] = name
     if not found:
-        sample = ", ".join(list(shapes)[:4]) or "no tensors at all"
+        found_text = f"{len(shapes):,} tensors such as {', '.join(list(shapes)[:4])}" if shapes else "no tensors at all"
         raise NoAttentionProjections(
             f"{weights.name} has no attention projections: expected tensors named like "
             "model.layers.0.self_attn.q_proj.weight and k_proj.weight (or a fused qkv_proj / query_key_value), "
-            f"found {len(shapes):,} tensors such as {sample}"
+            f"found {found_text}"
         )
     # a multimodal checkpoint has several stacks (vision tower, language model): the one read is the longest whose
     # projections match the config; when none does, the longest one's error is raised

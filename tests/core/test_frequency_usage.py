@@ -234,6 +234,11 @@ def test_checkpoint_without_projections(tmp_path):
         fu.rope_frequency_usage(tmp_path)
 
 
+def test_a_checkpoint_without_tensors_says_so():
+    with pytest.raises(fu.NoAttentionProjections, match=r"found no tensors at all$"):
+        fu.rope_frequency_usage({}, config=LLAMA)
+
+
 def test_layer_missing_its_key_projection(tmp_path):
     _write(tmp_path, {"model.layers.0.self_attn.q_proj.weight": np.ones((8, 8))}, LLAMA)
     with pytest.raises(fu.NoAttentionProjections, match="layer 0 has no k_proj"):
