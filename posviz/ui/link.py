@@ -174,10 +174,12 @@ def _keys_in(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
     names = _names(tree)
     exact: set[str] = set()
     patterns: set[str] = set()
+    seen: set[tuple[int, int]] = set()  # a name bound in many places is followed once per depth, not once per path
 
     def add(expr: ast.expr | None, depth: int = 0) -> None:
-        if expr is None or depth > 4:
+        if expr is None or depth > 4 or (id(expr), depth) in seen:
             return
+        seen.add((id(expr), depth))
         if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
             exact.add(expr.value)
         elif isinstance(expr, ast.JoinedStr) and any(isinstance(part, ast.Constant) for part in expr.values):
