@@ -123,7 +123,7 @@ def attention_words(layer) -> str:
 
 def details(layer) -> list[str]:
     """What else a group of layers does to positions, each in a few words."""
-    out = [attention_words(layer)]
+    out = [] if layer.kind == "none" else [attention_words(layer)]
     if layer.kind == "rope":
         out.append(t("models.detail.base", base=number(layer.rope_theta)))
         if layer.rope_type != "default":
@@ -148,15 +148,13 @@ def group_label(layer) -> str:
 
 
 def summary_sentence(positions) -> str:
-    parts = [
-        t(
-            "models.summary.part",
-            count=g.count,
-            kind=t(f"models.kind.{g.layer.kind}"),
-            details=t("list.sep").join(details(g.layer)),
-        )
-        for g in positions.summary()
-    ]
+    parts = []
+    for g in positions.summary():
+        kind, said = t(f"models.kind.{g.layer.kind}"), details(g.layer)
+        if said:
+            parts.append(t("models.summary.part", count=g.count, kind=kind, details=t("list.sep").join(said)))
+        else:
+            parts.append(t("models.summary.plain", count=g.count, kind=kind))
     return t("models.summary", n=positions.num_layers, parts=t("models.summary.sep").join(parts))
 
 
@@ -307,7 +305,7 @@ def compare_tab() -> None:
     if name_b == name:
         names = {f"A · {name}": positions, f"B · {name}": found_b}
     for side, found in names.items():
-        st.markdown(f"**{side}** · " + summary_sentence(found))
+        st.markdown(t("models.compare.summary", side=side, summary=summary_sentence(found)))
     layer_map(names, "compare_map")
     series, data = {}, {}
     for side, found in names.items():
