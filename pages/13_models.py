@@ -215,9 +215,9 @@ def rope_groups(found) -> list:
 
 
 def contexts_of(found) -> tuple[int | None, int | None]:
-    """The pre-training context (original_max_position_embeddings, else max_position_embeddings) and the longest."""
-    original = found.original_max_position_embeddings or found.max_position_embeddings
-    return original, found.max_position_embeddings
+    """The pre-training context the config names (original_max_position_embeddings, else None) and the longest
+    (max_position_embeddings, else None)."""
+    return found.original_max_position_embeddings, found.max_position_embeddings
 
 
 def layers_tab() -> None:
@@ -277,24 +277,32 @@ def layers_tab() -> None:
         data={"pair": pairs, "inv_freq_plain": plain, "inv_freq_layer": layer.inv_freq},
         name="models-wavelengths",
     )
-    if original:
+    if original:  # the config names the pre-training context: what the pairs saw there, and what they meet at the end
         seen = {t("models.layers.seen", L=number(original)): cache.turn_share(plain, original)}
         if longest and longest != original:
             seen[t("models.layers.reach", L=number(longest))] = cache.turn_share(layer.inv_freq, longest)
-        show(
-            cache.lines_figure(
-                pairs,
-                seen,
-                title=t("models.layers.turns"),
-                x_title=t("axis.pair"),
-                y_title=t("models.axis.turn"),
-                y_range=(0.0, 1.05),
-            ),
-            notice=t("models.layers.turns.notice", never=int((seen[next(iter(seen))] < 1).sum()), pairs=pairs.size),
-            key="turns",
-            data={"pair": pairs, **seen},
-            name="models-turns",
-        )
+        notice = "models.layers.turns.notice"
+    elif longest:  # it does not: how far each pair turns within the longest context
+        seen = {t("models.layers.within", L=number(longest)): cache.turn_share(layer.inv_freq, longest)}
+        notice = "models.layers.turns.notice_context"
+        if scaled:
+            st.caption(t("models.layers.unknown_original", type=layer.rope_type))
+    else:
+        return
+    show(
+        cache.lines_figure(
+            pairs,
+            seen,
+            title=t("models.layers.turns"),
+            x_title=t("axis.pair"),
+            y_title=t("models.axis.turn"),
+            y_range=(0.0, 1.05),
+        ),
+        notice=t(notice, never=int((seen[next(iter(seen))] < 1).sum()), pairs=pairs.size),
+        key="turns",
+        data={"pair": pairs, **seen},
+        name="models-turns",
+    )
 
 
 def compare_tab() -> None:
@@ -443,7 +451,7 @@ def rope2d_tab() -> None:
         cols = CTL.numeric("cols", 2, 32, 15, slider=False)
     with c[1]:
         head_dim = CTL.numeric("hd", 4, 256, 64, step=4, slider=False)
-        base = CTL.numeric("b2d", 10.0, 1_000_000.0, 100.0, log=True)
+        base = CTL.numeric("b2d", 2.0, 1_000_000.0, 10.0, log=True)
     with c[2]:
         row = CTL.numeric("pr", 0, int(rows) - 1, min(7, int(rows) - 1), slider=False)
         col = CTL.numeric("pc", 0, int(cols) - 1, min(7, int(cols) - 1), slider=False)
@@ -472,7 +480,8 @@ def rope2d_tab() -> None:
         data={"axial": axial.ravel(), "mixed": mixed.ravel()},
         name="models-rope2d-similarity",
     )
-    length = int(max(rows, cols))
+    rows, cols, row, col = int(rows), int(cols), int(row), int(col)
+    length = max(min(rows - row, cols - col), min(rows - row, col + 1))  # the longer of the two diagonals' reach
     steps = np.arange(length)
     series = {}
     for variant, grid in ((t("models.rope2d.axial"), axial), (t("models.rope2d.mixed", D=int(directions)), mixed)):

@@ -61,7 +61,8 @@ def layer_map(
                         "pattern": {
                             "shape": ATTENTION_PATTERNS[group["attention"]],
                             "fgcolor": "#ffffff",
-                            "solidity": 0.25,
+                            "solidity": 0.3,
+                            "fillmode": "overlay",
                         },
                     },
                     meta={

@@ -107,9 +107,12 @@ def test_wavelengths_are_two_pi_over_the_layer_types_frequencies(name, group):
         got = traces[tr("en", "models.layers.scaled", type=layer.rope_type)]
         np.testing.assert_allclose(got, 2 * math.pi / layer.inv_freq, rtol=1e-6)
     turns = chart(charts(at), "en", "models.layers.turns").fig
-    original = found.original_max_position_embeddings or found.max_position_embeddings
     seen = as_array(turns["data"][0]["y"])
-    np.testing.assert_allclose(seen, np.minimum(1, (original - 1) * plain / (2 * math.pi)), rtol=1e-6)
+    if found.original_max_position_embeddings:  # what the pairs turned through in pre-training, before scaling
+        length, frequencies = found.original_max_position_embeddings, plain
+    else:  # no pre-training length in the config: the layer's own frequencies over the whole context
+        length, frequencies = found.max_position_embeddings, layer.inv_freq
+    np.testing.assert_allclose(seen, np.minimum(1, (length - 1) * frequencies / (2 * math.pi)), rtol=1e-6)
 
 
 def test_a_model_without_rope_says_so():
