@@ -226,14 +226,15 @@ def layers_tab() -> None:
         st.info(t("models.layers.none", kinds=t("list.sep").join(t(f"models.kind.{k}") for k in positions.counts())))
         return
     labels = {str(i): group_label(g.layer) for i, g in enumerate(groups)}
-    choice = widgets.url_select(
-        t("models.ctl.group"),
-        list(labels),
-        key="group",
-        default="0",
-        format_func=labels.get,
-        help=t("models.ctl.group.help"),
-    )
+    with controls():
+        choice = widgets.url_select(
+            t("models.ctl.group"),
+            list(labels),
+            key="group",
+            default="0",
+            format_func=labels.get,
+            help=t("models.ctl.group.help"),
+        )
     layer = groups[int(choice)].layer
     st.markdown(
         t(
@@ -264,7 +265,7 @@ def layers_tab() -> None:
     if layer.window:
         contexts[t(f"models.layers.{layer.attention}", L=number(layer.window))] = layer.window
     show(
-        cache.rope_wavelengths_figure(
+        cache.model_wavelengths_figure(
             pairs,
             series,
             contexts,
@@ -306,7 +307,8 @@ def layers_tab() -> None:
 
 
 def compare_tab() -> None:
-    other = pick_preset("model_b", DEFAULT_MODEL_B, "models.ctl.model_b")
+    with controls():
+        other = pick_preset("model_b", DEFAULT_MODEL_B, "models.ctl.model_b")
     found_b = cache.model_positions(cache.model_preset_text(other))
     name_b = preset_name(other)
     names = {f"A · {name}": positions, f"B · {name_b}": found_b}
@@ -326,7 +328,7 @@ def compare_tab() -> None:
         width = max(len(v) for v in series.values())
         padded = {k: np.pad(v, (0, width - len(v)), constant_values=np.nan) for k, v in series.items()}
         show(
-            cache.rope_wavelengths_figure(
+            cache.model_wavelengths_figure(
                 np.arange(width),
                 padded,
                 {},
@@ -356,19 +358,20 @@ def mrope_tab() -> None:
     st.caption(
         t("models.mrope.own" if own else "models.mrope.fallback", model=name if own else preset_name(MROPE_FALLBACK))
     )
-    c = st.columns(4)
-    with c[0]:
-        text1 = CTL.numeric("text1", 1, 256, 4, slider=False)
-        text2 = CTL.numeric("text2", 1, 256, 3, slider=False)
-    with c[1]:
-        img_h = CTL.numeric("img_h", 2, 64, 4, step=2, slider=False)
-        img_w = CTL.numeric("img_w", 2, 64, 6, step=2, slider=False)
-    with c[2]:
-        vid_t = CTL.numeric("vid_t", 1, 16, 2, slider=False)
-        vid_h = CTL.numeric("vid_h", 2, 64, 4, step=2, slider=False)
-    with c[3]:
-        vid_w = CTL.numeric("vid_w", 2, 64, 4, step=2, slider=False)
-        reach = CTL.numeric("reach", 1, 512, 64, slider=False)
+    with controls():
+        c = st.columns(4)
+        with c[0]:
+            text1 = CTL.numeric("text1", 1, 256, 4, slider=False)
+            text2 = CTL.numeric("text2", 1, 256, 3, slider=False)
+        with c[1]:
+            img_h = CTL.numeric("img_h", 2, 64, 4, step=2, grid=2, slider=False)
+            img_w = CTL.numeric("img_w", 2, 64, 6, step=2, grid=2, slider=False)
+        with c[2]:
+            vid_t = CTL.numeric("vid_t", 1, 16, 2, slider=False)
+            vid_h = CTL.numeric("vid_h", 2, 64, 4, step=2, grid=2, slider=False)
+        with c[3]:
+            vid_w = CTL.numeric("vid_w", 2, 64, 4, step=2, grid=2, slider=False)
+            reach = CTL.numeric("reach", 1, 512, 64, slider=False)
     segments = (
         int(text1),
         ("image", 1, int(img_h), int(img_w)),
@@ -445,17 +448,18 @@ def rope2d_tab() -> None:
         r"\text{mixed: } \phi_t = \theta_t\,(r \sin\varphi_t + c \cos\varphi_t),\ "
         r"\varphi_t = \tfrac{\pi}{2} - \tfrac{\pi (t \bmod D)}{D}"
     )
-    c = st.columns(3)
-    with c[0]:
-        rows = CTL.numeric("rows", 2, 32, 15, slider=False)
-        cols = CTL.numeric("cols", 2, 32, 15, slider=False)
-    with c[1]:
-        head_dim = CTL.numeric("hd", 4, 256, 64, step=4, slider=False)
-        base = CTL.numeric("b2d", 2.0, 1_000_000.0, 10.0, log=True)
-    with c[2]:
-        row = CTL.numeric("pr", 0, int(rows) - 1, min(7, int(rows) - 1), slider=False)
-        col = CTL.numeric("pc", 0, int(cols) - 1, min(7, int(cols) - 1), slider=False)
-        directions = CTL.numeric("dirs", 2, 16, 8, step=2, slider=False)
+    with controls():
+        c = st.columns(3)
+        with c[0]:
+            rows = CTL.numeric("rows", 2, 32, 15, slider=False)
+            cols = CTL.numeric("cols", 2, 32, 15, slider=False)
+        with c[1]:
+            head_dim = CTL.numeric("hd", 4, 256, 64, step=4, grid=4, slider=False)
+            base = CTL.numeric("b2d", 2.0, 1_000_000.0, 10.0, log=True)
+        with c[2]:
+            row = CTL.numeric("pr", 0, int(rows) - 1, min(7, int(rows) - 1), slider=False)
+            col = CTL.numeric("pc", 0, int(cols) - 1, min(7, int(cols) - 1), slider=False)
+            directions = CTL.numeric("dirs", 2, 16, 8, step=2, grid=2, slider=False)
     patch = int(row) * int(cols) + int(col)
     axial = cache.rope_2d_similarity("axial", int(rows), int(cols), int(head_dim), patch, base=float(base)).reshape(
         rows, cols

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from . import rope as rope_figures
 from .base import style
 
 #: The colour of a layer by what it does with positions (a style code the page gives each group of layers): RoPE
@@ -95,6 +96,21 @@ def layer_map(
     return fig
 
 
+def wavelengths(
+    pairs, series: dict[str, np.ndarray], contexts: dict[str, float], *, title: str, x_title: str, y_title: str
+) -> go.Figure:
+    """The RoPE page's wavelength figure (``figures.rope.wavelengths``) with its legend under the plot, where the
+    long names of a model's layer types leave the plot its width."""
+    fig = rope_figures.wavelengths(pairs, series, contexts, title=title, x_title=x_title, y_title=y_title)
+    entries = len(series) + len(contexts)
+    fig.update_layout(
+        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0.0},
+        height=420 + 22 * entries,
+        margin={"b": 70 + 22 * entries},
+    )
+    return fig
+
+
 def position_grid(
     ids: np.ndarray,
     row_labels: list[str],
@@ -152,4 +168,12 @@ def axis_strips(
     return style(fig, title, x_title, "", height)
 
 
-__all__ = ["ATTENTION_PATTERNS", "AXIS_COLOURS", "STYLE_COLOURS", "axis_strips", "layer_map", "position_grid"]
+__all__ = [
+    "ATTENTION_PATTERNS",
+    "AXIS_COLOURS",
+    "STYLE_COLOURS",
+    "axis_strips",
+    "layer_map",
+    "position_grid",
+    "wavelengths",
+]

@@ -1329,3 +1329,4 @@ def rope_2d_similarity(variant: str, n_rows: int, n_cols: int, head_dim: int, pa
 layer_map_figure = _figure(_model_figures.layer_map)
 position_grid_figure = _figure(_model_figures.position_grid)
 axis_strips_figure = _figure(_model_figures.axis_strips)
+model_wavelengths_figure = _figure(_model_figures.wavelengths)
