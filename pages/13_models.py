@@ -1,6 +1,7 @@
 """Models: any model's positions layer by layer, read from its config.json as transformers reads it; two models side
 by side; Qwen2-VL's three positions per token (M-RoPE) and a vision encoder's 2-D RoPE, axial and mixed."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -82,7 +83,7 @@ def pick_config() -> tuple[str | None, str, str]:
             placeholder="~/models/Qwen3-8B",
             help=t("models.ctl.path.help"),
         ).strip()
-        return (str(ckpt_path(path)) if path else None), t("models.name.folder"), source
+        return (path or None), t("models.name.folder"), source
     found = ckpt.list_cached_models()  # read anew, so a new download shows up
     if not found:
         st.info(t("inspect.cache.empty", folder=str(ckpt.hf_cache_dir())))
@@ -92,11 +93,16 @@ def pick_config() -> tuple[str | None, str, str]:
     return str(found[names.index(name)].path), name, source
 
 
-def ckpt_path(path: str):
-    """A typed path with ``~`` expanded; a sentence-transformers folder opens its Transformer module, as the
-    checkpoint inspector does."""
-    folder = Path(path).expanduser()
-    return ckpt.transformer_folder(folder) if folder.is_dir() else folder
+def read_config(config: str, source: str):
+    """The positions of the chosen config: its text as it is, or for a folder (typed, or of the cache) the
+    config.json the checkpoint inspector reads there (``checkpoint.load_model_config``: a sentence-transformers
+    folder's Transformer module, or the folder holding a model file)."""
+    if source not in ("path", "cache"):
+        return cache.model_positions(config)
+    found = ckpt.load_model_config(str(Path(config).expanduser()))
+    if found is None:
+        raise ValueError(t("models.no_config", path=config))
+    return cache.model_positions(json.dumps(found))
 
 
 # ------------------------------------------------------------------------------------------------ words
@@ -516,7 +522,7 @@ if config is None:
     st.info(t(f"models.empty.{source}"))
 else:
     with errors_shown(ERROR_KIND[source]):
-        positions = cache.model_positions(config)
+        positions = read_config(config, source)
 DRAW = {"map": map_tab, "layers": layers_tab, "compare": compare_tab, "mrope": mrope_tab, "rope2d": rope2d_tab}
 if positions is None:  # the error above says what is wrong; M-RoPE and 2-D RoPE have their own settings
     DRAW = {code: draw if code in ("mrope", "rope2d") else st.empty for code, draw in DRAW.items()}

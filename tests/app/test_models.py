@@ -310,3 +310,36 @@ def test_home_and_compare_list_the_models_page():
     compare = open_page("compare", query={"tab": "overview"})
     assert any(p.proto.label == tr("en", "compare.models.link") for p in compare.get("page_link"))
     assert script("models") == "pages/13_models.py"
+
+
+def test_a_model_folder_and_the_local_cache_are_read_like_the_inspector(tmp_path, monkeypatch):
+    folder = tmp_path / "qwen3"
+    folder.mkdir()
+    (folder / "config.json").write_text(models.preset_text("qwen3_next_80b"), encoding="utf-8")
+    at = open_page("models", query={"from": "path", "path": str(folder)})
+    assert_clean(at)
+    rows = layer_map_layers(chart(charts(at), "en", "models.map").fig)
+    assert_map_is(rows[tr("en", "models.name.folder")], "qwen3_next_80b")
+    hub = tmp_path / "hub"
+    snapshot = hub / "models--google--gemma-3-4b-it" / "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "config.json").write_text(models.preset_text("gemma3_4b"), encoding="utf-8")
+    (hub / "models--google--gemma-3-4b-it" / "refs").mkdir()
+    (hub / "models--google--gemma-3-4b-it" / "refs" / "main").write_text("abc123", encoding="utf-8")
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub))
+    at = open_page("models", query={"from": "cache"})
+    assert_clean(at)
+    rows = layer_map_layers(chart(charts(at), "en", "models.map").fig)
+    assert_map_is(rows["google/gemma-3-4b-it"], "gemma3_4b")
+
+
+def test_a_folder_without_a_config_or_with_a_broken_one_is_a_sentence(tmp_path):
+    at = open_page("models", query={"from": "path", "path": str(tmp_path)})
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        tr("en", "error.input.path", message=tr("en", "models.no_config", path=str(tmp_path)))
+    ]
+    (tmp_path / "config.json").write_text('{"model_type": "llama", ', encoding="utf-8")
+    at = open_page("models", query={"from": "path", "path": str(tmp_path)})
+    assert not at.exception
+    assert len(at.error) == 1 and "config.json is not valid JSON" in at.error[0].value
