@@ -21,8 +21,8 @@ DEFAULT_MODEL_B = "gemma3_4b"
 #: The M-RoPE settings used when the chosen model has none: Qwen2-VL's.
 MROPE_FALLBACK = "qwen2_vl_7b"
 AXES = ("time", "height", "width")
-#: The directions of the 2-D similarity profiles: (row step, column step).
-DIRECTIONS = {"rows": (1, 0), "columns": (0, 1), "diagonal": (1, 1), "antidiagonal": (1, -1)}
+#: The directions of the 2-D similarity profiles from the patch: (row step, column step).
+DIRECTIONS = {"diagonal": (1, 1), "antidiagonal": (1, -1)}
 
 
 def preset_name(name: str) -> str:
@@ -52,7 +52,8 @@ def pick_config() -> tuple[str | None, str, str]:
         format_func=lambda s: t(f"models.from.{s}"),
     )
     if source in ("preset", "paste"):
-        name = pick_preset("model", DEFAULT_MODEL, "models.ctl.model")
+        label = "models.ctl.model" if source == "preset" else "models.ctl.start"
+        name = pick_preset("model", DEFAULT_MODEL, label)
         if source == "preset":
             return cache.model_preset_text(name), preset_name(name), source
         # a link carries an edited config.json as ?cfg=... (read once per link); the box starts from the preset
