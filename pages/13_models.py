@@ -21,6 +21,8 @@ DEFAULT_MODEL_B = "gemma3_4b"
 #: The M-RoPE settings used when the chosen model has none: Qwen2-VL's.
 MROPE_FALLBACK = "qwen2_vl_7b"
 AXES = ("time", "height", "width")
+#: The longest pasted config.json kept in the link (a published config is a few kB, Phi-3.5's about 7 kB).
+LINK_CHARS = 64_000
 #: The directions of the 2-D similarity profiles from the patch: (row step, column step).
 DIRECTIONS = {"diagonal": (1, 1), "antidiagonal": (1, -1)}
 
@@ -68,6 +70,9 @@ def pick_config() -> tuple[str | None, str, str]:
         text = st.text_area(t("models.ctl.cfg"), key="cfg", height=220, help=t("models.ctl.cfg.help"))
         if text.strip() == cache.model_preset_text(name).strip():
             st.query_params.pop("cfg", None)
+        elif len(text) > LINK_CHARS:  # a browser, and Streamlit, would drop the whole query string
+            st.query_params.pop("cfg", None)
+            st.caption(t("models.cfg.unlinked", n=f"{LINK_CHARS:,}"))
         else:
             st.query_params["cfg"] = text
         return text, t("models.name.pasted"), source

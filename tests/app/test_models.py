@@ -343,3 +343,14 @@ def test_a_folder_without_a_config_or_with_a_broken_one_is_a_sentence(tmp_path):
     at = open_page("models", query={"from": "path", "path": str(tmp_path)})
     assert not at.exception
     assert len(at.error) == 1 and "config.json is not valid JSON" in at.error[0].value
+
+
+def test_a_huge_pasted_config_is_a_sentence_and_stays_out_of_the_link():
+    at = open_page("models", query={"from": "paste"})
+    text = '{"model_type": "llama", "pad": "' + "x" * 2_000_000 + '"}'
+    at.text_area(key="cfg").set_value(text).run()
+    assert not at.exception
+    assert len(at.error) == 1
+    assert at.error[0].value.startswith(tr("en", "error.input.config", message=f"the config is {len(text):,} bytes"))
+    assert "cfg" not in at.query_params
+    assert any(c.value == tr("en", "models.cfg.unlinked", n="64,000") for c in at.caption)
