@@ -191,7 +191,9 @@ def map_rows(named: dict[str, object]) -> dict[str, list[dict]]:
 
 def ignored_notice(positions) -> None:
     if positions.ignored:
-        listed = t("list.sep").join(f"`{key}` ({t(f'models.ignored.{why}')})" for key, why in positions.ignored)
+        listed = t("list.sep").join(
+            t("models.ignored.item", key=key, why=t(f"models.ignored.{why}")) for key, why in positions.ignored
+        )
         st.info(t("models.ignored", keys=listed), icon=":material/info:")
 
 

@@ -283,6 +283,13 @@ def test_gemma3_local_and_global_side_by_side():
         np.testing.assert_allclose(as_array(trace["y"]), 2 * math.pi / group.layer.inv_freq, rtol=1e-6)
 
 
+def test_ignored_keys_are_named_in_chinese_with_chinese_brackets():
+    at = open_page("models", lang="zh", query={"model": "smollm3_3b"})
+    assert_clean(at)
+    item = tr("zh", "models.ignored.item", key="no_rope_layer_interval", why=tr("zh", "models.ignored.overridden"))
+    assert [i.value for i in at.info] == [tr("zh", "models.ignored", keys=item)]
+
+
 def test_the_page_in_chinese_shows_chinese():
     at = open_page("models", lang="zh", query={"model": "llama4_scout"})
     assert_clean(at)
