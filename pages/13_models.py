@@ -192,7 +192,7 @@ def map_rows(named: dict[str, object]) -> dict[str, list[dict]]:
 def ignored_notice(positions) -> None:
     if positions.ignored:
         listed = t("list.sep").join(
-            t("models.ignored.item", key=key, why=t(f"models.ignored.{why}")) for key, why in positions.ignored
+            t("models.ignored.item", name=key, why=t(f"models.ignored.{why}")) for key, why in positions.ignored
         )
         st.info(t("models.ignored", keys=listed), icon=":material/info:")
 

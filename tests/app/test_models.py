@@ -286,7 +286,7 @@ def test_gemma3_local_and_global_side_by_side():
 def test_ignored_keys_are_named_in_chinese_with_chinese_brackets():
     at = open_page("models", lang="zh", query={"model": "smollm3_3b"})
     assert_clean(at)
-    item = tr("zh", "models.ignored.item", key="no_rope_layer_interval", why=tr("zh", "models.ignored.overridden"))
+    item = tr("zh", "models.ignored.item", name="no_rope_layer_interval", why=tr("zh", "models.ignored.overridden"))
     assert [i.value for i in at.info] == [tr("zh", "models.ignored", keys=item)]
 
 
