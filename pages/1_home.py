@@ -27,7 +27,7 @@ TOUR = (
 
 CTL = widgets.Controls("home")
 #: Pages beyond the families.
-TOOLS = ("inspect", "lab", "compare", "pitfalls", "claims")
+TOOLS = ("inspect", "models", "lab", "compare", "pitfalls", "claims")
 
 
 def chips(tokens) -> str:

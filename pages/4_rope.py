@@ -6,6 +6,7 @@ import streamlit as st
 import posviz
 from posviz.encodings import rope, rope_configs
 from posviz.figures import rope as rope_figures
+from posviz.pages import script
 from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
 
 CTL = widgets.Controls("rope")
@@ -341,6 +342,23 @@ def dynamic_growth(factor: int, original: int, current: int):
         )
 
 
+def models_hint(text: str) -> None:
+    """A config that sets positions differently for different layers (Gemma 3, OLMo 3, Llama 4, ...), which this tab
+    reads as one setting or refuses: a pointer to the Models page, which reads every layer, with this config."""
+    try:
+        groups = cache.model_positions(text).summary()
+    except ValueError:
+        return
+    if len(groups) > 1:
+        st.info(t("rope.cfg.models"), icon=":material/layers:")
+        st.page_link(
+            script("models"),
+            label=t("rope.cfg.models.link"),
+            icon=":material/arrow_forward:",
+            query_params={"from": "paste", "cfg": text},
+        )
+
+
 @st.fragment
 def config_explorer():
     st.subheader(t("rope.cfg.header"))
@@ -366,6 +384,7 @@ def config_explorer():
         st.query_params.pop("cfg", None)
     else:
         st.query_params["cfg"] = text
+    models_hint(text)
     with errors_shown("config"):
         found = cache.config_frequencies(text)
         config = found.config

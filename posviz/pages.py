@@ -38,6 +38,7 @@ PAGES: tuple[Page, ...] = (
     Page("compare", "pages/10_compare.py", ":material/balance:", "lessons"),
     Page("inspect", "pages/8_inspect.py", ":material/search:", "tools"),
     Page("lab", "pages/9_lab.py", ":material/model_training:", "tools"),
+    Page("models", "pages/13_models.py", ":material/layers:", "tools"),
     Page("pitfalls", "pages/11_pitfalls.py", ":material/bug_report:", "check"),
     Page("claims", "pages/12_claims.py", ":material/fact_check:", "check"),
 )

@@ -1417,3 +1417,87 @@ sinusoidal_wavelengths_figure = _figure(sinusoidal_figures.wavelengths)
 lines_shaded_from_figure = _figure(sinusoidal_figures.lines_shaded_from)
 mask_heatmap_figure = _figure(xlnet_figures.mask_heatmap)
 rank_bars_figure = _figure(xlnet_figures.rank_bars)
+
+
+# ------------------------------------------------ the Models page
+
+from posviz import models as _models  # noqa: E402  (this section's own imports, kept with it)
+from posviz.figures import models as _model_figures  # noqa: E402
+from posviz.models import views as _model_views  # noqa: E402
+
+
+@_results
+def _model_positions_of_text(text: str) -> _models.ModelPositions:
+    return _models.model_positions(text)
+
+
+def model_positions(config: str) -> _models.ModelPositions:
+    """:func:`posviz.models.model_positions` of a config.json's text (cached by that text), or of a path to one or to
+    a model folder (read anew on every call: the file may change, and reading it takes a millisecond)."""
+    if config.lstrip().startswith("{"):
+        return _model_positions_of_text(config)
+    return _models.model_positions(config)
+
+
+@_results
+def model_preset_text(name: str) -> str:
+    """Cached :func:`posviz.models.preset_text`."""
+    return _models.preset_text(name)
+
+
+@_results
+def plain_inv_freq(layer: _models.LayerPositions) -> np.ndarray:
+    """Cached :func:`posviz.models.views.plain_inv_freq`."""
+    return _model_views.plain_inv_freq(layer)
+
+
+@_results
+def turn_share(inv_freq, length: int) -> np.ndarray:
+    """Cached :func:`posviz.models.views.turn_share`."""
+    return _model_views.turn_share(inv_freq, length)
+
+
+@_results
+def mrope_position_ids(segments, *, spatial_merge_size: int = 2) -> np.ndarray:
+    """Cached :func:`posviz.models.mrope_position_ids`."""
+    return _models.mrope_position_ids(segments, spatial_merge_size=spatial_merge_size)
+
+
+@_results
+def mrope_axes(head_dim: int, mrope_section, *, interleaved: bool = False) -> np.ndarray:
+    """Cached :func:`posviz.models.mrope_axes`."""
+    return _models.mrope_axes(head_dim, mrope_section, interleaved=interleaved)
+
+
+@_results
+def mrope_axis_score(inv_freq, axes, axis: int, distances) -> np.ndarray:
+    """Cached :func:`posviz.models.views.mrope_axis_score`."""
+    return _model_views.mrope_axis_score(inv_freq, axes, axis, distances)
+
+
+@_held
+def rope_2d_angles(n_rows: int, n_cols: int, head_dim: int, *, base: float = 10000.0) -> np.ndarray:
+    """Cached :func:`posviz.models.rope_2d_angles`."""
+    return _models.rope_2d_angles(n_rows, n_cols, head_dim, base=base)
+
+
+@_held
+def rope_mixed_angles(
+    n_rows: int, n_cols: int, head_dim: int, *, base: float = 10000.0, n_directions: int = 8
+) -> np.ndarray:
+    """Cached :func:`posviz.models.views.rope_mixed_angles`."""
+    return _model_views.rope_mixed_angles(n_rows, n_cols, head_dim, base=base, n_directions=n_directions)
+
+
+@_results
+def rope_2d_similarity(variant: str, n_rows: int, n_cols: int, head_dim: int, patch: int, *, base: float) -> np.ndarray:
+    """Cached :func:`posviz.models.views.rope_2d_similarity` of the angles of ``variant``: "axial"
+    (:func:`posviz.models.rope_2d_angles`) or "mixed" (:func:`posviz.models.views.rope_mixed_angles`) on that grid."""
+    angles = {"axial": rope_2d_angles, "mixed": rope_mixed_angles}[variant](n_rows, n_cols, head_dim, base=base)
+    return _model_views.rope_2d_similarity(angles, patch)
+
+
+layer_map_figure = _figure(_model_figures.layer_map)
+position_grid_figure = _figure(_model_figures.position_grid)
+axis_strips_figure = _figure(_model_figures.axis_strips)
+model_wavelengths_figure = _figure(_model_figures.wavelengths)

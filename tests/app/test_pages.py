@@ -70,6 +70,7 @@ DEFAULT_VIEW = {
     ],
     "inspect": [],  # nothing is loaded in the default view
     "lab": [],  # nothing is trained in the default view
+    "models": [Role("models.map", "bar", "models.axis.layer", None)],
     "compare": [Role("compare.offset", "scatter", None, "compare.y.similarity", {"n": 128})],
     "pitfalls": [
         Role("pitfalls.exponent.correct", *POSITION_TABLE),

@@ -1,0 +1,134 @@
+"""The Models page's computations against independent derivations: the frequencies before scaling (transformers'
+default RoPE for the same head), the share of a turn each pair covers, the M-RoPE score along one axis (a scalar loop
+over the pairs of a rotated constant query and key), RoPE-Mixed's angles (each pair's frequency vector written out
+from Heo et al. 2024's formula) and the similarity of one patch with the others (rotating q = k = ones pair by pair)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from transformers import LlamaConfig
+from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+import posviz.models as models
+from posviz.models import views
+
+from . import _oracles  # noqa: F401
+
+
+def default_rope(head_dim: int, base: float) -> np.ndarray:
+    """transformers' unscaled inv_freq for a head of ``head_dim``."""
+    config = LlamaConfig(hidden_size=head_dim * 2, num_attention_heads=2, head_dim=head_dim, rope_theta=base)
+    return LlamaRotaryEmbedding(config).inv_freq.double().numpy()
+
+
+@pytest.mark.parametrize("name", ["llama3_1_8b", "qwen2_5_7b_yarn", "gemma3_4b", "deepseek_v3", "phi3_5_mini"])
+def test_plain_frequencies_are_the_unscaled_rope_of_the_rotated_slice(name):
+    for group in models.model_positions(models.preset(name)).summary():
+        layer = group.layer
+        if layer.kind != "rope":
+            continue
+        expected = default_rope(layer.rotary_dim, layer.rope_theta)
+        np.testing.assert_allclose(views.plain_inv_freq(layer), expected, rtol=1e-6)
+        if layer.rope_type == "default":
+            np.testing.assert_allclose(views.plain_inv_freq(layer), layer.inv_freq, rtol=0)
+
+
+def test_plain_frequencies_refuse_a_layer_without_rope():
+    nope = models.model_positions(models.preset("llama4_scout")).layers[3]
+    with pytest.raises(ValueError, match="does not use RoPE"):
+        views.plain_inv_freq(nope)
+
+
+def test_turn_share_counts_the_angle_reached_in_the_context():
+    inv = np.array([1.0, 2 * math.pi / 100, 2 * math.pi / 1000, 2 * math.pi / 10_000])
+    share = views.turn_share(inv, 501)
+    # angle reached at the last position 500: 500, 5 turns, half a turn, a twentieth of a turn
+    for got, theta in zip(share, inv, strict=True):
+        assert got == pytest.approx(min(1.0, 500 * theta / (2 * math.pi)))
+    assert share[2] == pytest.approx(0.5) and share[3] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_mrope_score_along_one_axis_is_that_of_rotated_ones(axis, interleaved):
+    head_dim, section = 16, [2, 3, 3]
+    inv = 1.0 / 10000 ** (np.arange(0, head_dim, 2) / head_dim)
+    axes = models.mrope_axes(head_dim, section, interleaved=interleaved)
+    distances = [0, 1, 3, 17]
+    got = views.mrope_axis_score(inv, axes, axis, distances)
+    for delta, score in zip(distances, got, strict=True):
+        # two tokens whose three positions differ by delta on ``axis`` only; rotate q = k = ones pair by pair
+        pos_q, pos_k = [5, 5, 5], [5, 5, 5]
+        pos_k[axis] += delta
+        total = 0.0
+        for j in range(head_dim // 2):
+            a = pos_q[axes[j]] * inv[j]
+            b = pos_k[axes[j]] * inv[j]
+            q = (math.cos(a) - math.sin(a), math.sin(a) + math.cos(a))
+            k = (math.cos(b) - math.sin(b), math.sin(b) + math.cos(b))
+            total += (q[0] * k[0] + q[1] * k[1]) / 2
+        assert score == pytest.approx(total / (head_dim // 2), abs=1e-12)
+
+
+def test_mrope_score_refuses_axes_of_another_length():
+    with pytest.raises(ValueError, match="one axis per frequency"):
+        views.mrope_axis_score(np.ones(4), np.zeros(3, dtype=int), 1, [1])
+
+
+def test_rope_mixed_angles_follow_the_papers_formula():
+    rows, cols, d, base, directions = 3, 4, 16, 100.0, 8
+    got = views.rope_mixed_angles(rows, cols, d, base=base, n_directions=directions)
+    assert got.shape == (rows * cols, d // 2)
+    for p in range(rows * cols):
+        r, c = divmod(p, cols)
+        for t in range(d // 2):
+            phi = math.pi / 2 - math.pi * (t % directions) / directions
+            mag = base ** (-2 * t / d)
+            # frequency vector (theta_x, theta_y) = |theta| (cos phi, sin phi), angle = theta . (x, y), x the column
+            assert got[p, t] == pytest.approx(mag * (math.cos(phi) * c + math.sin(phi) * r), abs=1e-12)
+    spread = {round(math.degrees(math.pi / 2 - math.pi * j / directions) % 180, 6) for j in range(directions)}
+    assert spread == {22.5 * j for j in range(8)}  # evenly spread over half a turn, the diagonals among them
+
+
+def test_rope_mixed_with_two_directions_is_pixtrals_axial_rope():
+    rows, cols, d = 4, 5, 16
+    mixed = views.rope_mixed_angles(rows, cols, d, base=100.0, n_directions=2)
+    axial = models.rope_2d_angles(rows, cols, d, base=100.0)
+    # axial lays out rows (the even frequencies) first, then the columns (the odd ones)
+    order = np.concatenate([np.arange(0, d // 2, 2), np.arange(1, d // 2, 2)])
+    np.testing.assert_allclose(mixed[:, order], axial, atol=1e-12)
+
+
+def test_rope_mixed_refuses_odd_settings():
+    with pytest.raises(ValueError, match="head_dim must be even"):
+        views.rope_mixed_angles(2, 2, 7)
+    with pytest.raises(ValueError, match="n_directions"):
+        views.rope_mixed_angles(2, 2, 8, n_directions=1)
+
+
+def test_axial_rope_cannot_tell_the_two_diagonals_apart_but_mixed_can():
+    """Axial: the score depends on |dr| and |dc| separately through cosines, so (1, 1) and (1, -1) score the same;
+    RoPE-Mixed's diagonal directions tell them apart."""
+    n = 9
+    centre = 4 * n + 4
+    for table, same in ((models.rope_2d_angles(n, n, 32), True), (views.rope_mixed_angles(n, n, 32), False)):
+        sim = views.rope_2d_similarity(table, centre).reshape(n, n)
+        assert bool(np.isclose(sim[5, 5], sim[5, 3])) is same
+
+
+def test_rope_2d_similarity_rotates_ones():
+    table = models.rope_2d_angles(3, 3, 8)
+    got = views.rope_2d_similarity(table, 4)
+    for p in range(9):
+        total = 0.0
+        for i in range(4):
+            a, b = table[4, i], table[p, i]
+            rq = (math.cos(a) - math.sin(a), math.sin(a) + math.cos(a))
+            rk = (math.cos(b) - math.sin(b), math.sin(b) + math.cos(b))
+            total += (rq[0] * rk[0] + rq[1] * rk[1]) / 2  # |ones|^2 = 2
+        assert got[p] == pytest.approx(total / 4, abs=1e-12)
+    with pytest.raises(ValueError, match="patch"):
+        views.rope_2d_similarity(table, 9)
