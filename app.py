@@ -43,7 +43,7 @@ pages = {
 menu = {t(f"nav.{section}"): [pages[p.key] for p in PAGES if p.section == section] for section in SECTIONS}
 home_by_name = st.Page(home.file, title=t("page.home"), icon=home.icon, url_path=HOME, visibility="hidden")
 menu[t("nav.lessons")].append(home_by_name)
-page = st.navigation(menu)
+page = st.navigation(menu, expanded=True)  # every page in view, not "View 3 more"
 name, script = next(((p.key, p.file) for p in PAGES if pages[p.key] is page), (f"{HOME}-by-name", home.file))
 link.opened(name, script)
 widgets.style()
