@@ -1,7 +1,9 @@
 """Cached core calls and figures for the pages: one thin wrapper per function, with that function's parameters.
 
-Pages call ``cache.rope_inv_freq(head_dim, base=base)`` where a notebook calls ``rope.rope_inv_freq``; every wrapper
-names in its docstring the function it wraps. Two caches, both shared by every session of the server:
+Pages call ``cache.rope_inv_freq(head_dim, base=base)`` where a notebook calls ``rope.rope_inv_freq``: most entries
+are the core function itself under a cache (``rope_inv_freq = _results(rope.rope_inv_freq)``, same signature and
+docstring); a wrapper written out does something more (names a table, converts an argument) and says so. Two caches,
+both shared by every session of the server:
 
 - ``st.cache_data`` for small results (at most ``RESULT_ENTRIES`` per function). Streamlit keys an entry by the
   function's code and the values of its arguments (``10`` and ``10.0`` are different keys), keeps it pickled and
@@ -42,7 +44,6 @@ from posviz import checkpoint as ckpt
 from posviz.analysis import PositionSpectrum, TableReading
 from posviz.encodings import alibi, learned, relative, rope, rope_configs, xlnet
 from posviz.encodings import sinusoidal as sin
-from posviz.encodings.rope_configs import ConfigFrequencies, ScalingComparison
 from posviz.figures import alibi as alibi_figures
 from posviz.figures import compare as compare_figures
 from posviz.figures import home as home_figures
@@ -54,7 +55,6 @@ from posviz.figures import xlnet as xlnet_figures
 from posviz.lessons import attention_demo as demo
 from posviz.lessons import claims, compare, pitfalls, precision
 from posviz.lessons import sinusoidal as sinlesson
-from posviz.lessons.attention_demo import ShuffleDemo
 from posviz.lessons.claims import Evidence
 
 if TYPE_CHECKING:  # the lab imports torch, which a page that never trains should not pay for
@@ -436,310 +436,83 @@ def lab_lengths(config: lab.TrainConfig, lengths: tuple[int, ...], _run: lab.Run
 # ----------------------------------------------------------------------------------------------- posviz.analysis
 
 
-@_results
-def constant_guess_error(n_positions: int) -> float:
-    """Cached :func:`posviz.analysis.constant_guess_error`."""
-    return analysis.constant_guess_error(n_positions)
+constant_guess_error = _results(analysis.constant_guess_error)
 
 
 # ---------------------------------------------------------------------------------------- posviz.encodings.alibi
 
 
-@_results
-def alibi_slopes(n_heads: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.alibi.alibi_slopes`."""
-    return alibi.alibi_slopes(n_heads)
-
-
-@_results
-def alibi_slope_origin(n_heads: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.alibi.alibi_slope_origin`."""
-    return alibi.alibi_slope_origin(n_heads)
-
-
-@_results
-def alibi_slope_ladder(n_heads: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.encodings.alibi.alibi_slope_ladder`."""
-    return alibi.alibi_slope_ladder(n_heads)
-
-
-@_results
-def article_slopes(n_heads: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.alibi.article_slopes`."""
-    return alibi.article_slopes(n_heads)
-
-
-@_results
-def alibi_attention_row(n_heads: int, query: int, heads=None, seed: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.encodings.alibi.alibi_attention_row`."""
-    return alibi.alibi_attention_row(n_heads, query, heads, seed)
-
-
-@_results
-def alibi_span(n_heads: int, ratio: float = 0.01) -> np.ndarray:
-    """Cached :func:`posviz.encodings.alibi.alibi_span`."""
-    return alibi.alibi_span(n_heads, ratio)
-
-
-@_held
-def alibi_distance_bias(n_heads: int, max_distance: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.alibi.alibi_distance_bias`."""
-    return alibi.alibi_distance_bias(n_heads, max_distance)
-
-
-@_results
-def alibi_mass_beyond(n_heads: int, train_len: int, seq_lens) -> np.ndarray:
-    """Cached :func:`posviz.encodings.alibi.alibi_mass_beyond`."""
-    return alibi.alibi_mass_beyond(n_heads, train_len, seq_lens)
-
-
-@_results
-def article_slopes_agree(n_heads: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.alibi.article_slopes_agree`."""
-    return alibi.article_slopes_agree(n_heads)
+alibi_slopes = _results(alibi.alibi_slopes)
+alibi_slope_origin = _results(alibi.alibi_slope_origin)
+alibi_slope_ladder = _results(alibi.alibi_slope_ladder)
+article_slopes = _results(alibi.article_slopes)
+alibi_attention_row = _results(alibi.alibi_attention_row)
+alibi_span = _results(alibi.alibi_span)
+alibi_distance_bias = _held(alibi.alibi_distance_bias)
+alibi_mass_beyond = _results(alibi.alibi_mass_beyond)
+article_slopes_agree = _results(alibi.article_slopes_agree)
 
 
 # -------------------------------------------------------------------------------------- posviz.encodings.learned
 
 
-@_results
-def example_table() -> np.ndarray:
-    """Cached :func:`posviz.encodings.learned.example_table`."""
-    return learned.example_table()
-
-
-@_results
-def example_provenance() -> dict:
-    """Cached :func:`posviz.encodings.learned.example_provenance`."""
-    return learned.example_provenance()
-
-
-@_results
-def torch_lookup_error(n_positions: int, position: int) -> str:
-    """Cached :func:`posviz.encodings.learned.torch_lookup_error`."""
-    return learned.torch_lookup_error(n_positions, position)
-
-
-@_results
-def lookup_error(n_positions: int, position: int) -> str:
-    """Cached :func:`posviz.encodings.learned.lookup_error`."""
-    return learned.lookup_error(n_positions, position)
-
-
-@_results
-def sinusoidal_column_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray:
-    """Cached :func:`posviz.encodings.learned.sinusoidal_column_frequencies`."""
-    return learned.sinusoidal_column_frequencies(d_model, base=base)
+example_table = _results(learned.example_table)
+example_provenance = _results(learned.example_provenance)
+torch_lookup_error = _results(learned.torch_lookup_error)
+lookup_error = _results(learned.lookup_error)
+sinusoidal_column_frequencies = _results(learned.sinusoidal_column_frequencies)
 
 
 # ------------------------------------------------------------------------------------- posviz.encodings.relative
 
 
-@_results
-def t5_relative_bucket(
-    relative_position, *, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128
-) -> np.ndarray:
-    """Cached :func:`posviz.encodings.relative.t5_relative_bucket`."""
-    return relative.t5_relative_bucket(
-        relative_position, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
-    )
-
-
-@_results
-def t5_last_bucket_start(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> int:
-    """Cached :func:`posviz.encodings.relative.t5_last_bucket_start`."""
-    return relative.t5_last_bucket_start(
-        bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance
-    )
-
-
-@_results
-def shaw_distinct_count(seq_lens, max_relative_position: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.relative.shaw_distinct_count`."""
-    return relative.shaw_distinct_count(seq_lens, max_relative_position)
-
-
-@_results
-def t5_bucket_sizes(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
-    """Cached :func:`posviz.encodings.relative.t5_bucket_sizes`."""
-    return relative.t5_bucket_sizes(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
-
-
-@_results
-def t5_unused_buckets(*, bidirectional: bool = True, num_buckets: int = 32, max_distance: int = 128) -> np.ndarray:
-    """Cached :func:`posviz.encodings.relative.t5_unused_buckets`."""
-    return relative.t5_unused_buckets(bidirectional=bidirectional, num_buckets=num_buckets, max_distance=max_distance)
-
-
-@_results
-def t5_synthetic_bias_table(num_buckets: int = 32, n_heads: int = 8, seed: int = 0) -> np.ndarray:
-    """Cached :func:`posviz.encodings.relative.t5_synthetic_bias_table`."""
-    return relative.t5_synthetic_bias_table(num_buckets, n_heads, seed)
+t5_relative_bucket = _results(relative.t5_relative_bucket)
+t5_last_bucket_start = _results(relative.t5_last_bucket_start)
+shaw_distinct_count = _results(relative.shaw_distinct_count)
+t5_bucket_sizes = _results(relative.t5_bucket_sizes)
+t5_unused_buckets = _results(relative.t5_unused_buckets)
+t5_synthetic_bias_table = _results(relative.t5_synthetic_bias_table)
 
 
 # ----------------------------------------------------------------------------------------- posviz.encodings.rope
 
 
-@_results
-def rope_inv_freq(
-    head_dim: int,
-    *,
-    base: float = 10000.0,
-    scaling: dict | None = None,
-    max_position_embeddings: int | None = None,
-    seq_len: int | None = None,
-    partial_rotary_factor: float = 1.0,
-) -> tuple[np.ndarray, float]:
-    """Cached :func:`posviz.encodings.rope.rope_inv_freq`."""
-    return rope.rope_inv_freq(
-        head_dim,
-        base=base,
-        scaling=scaling,
-        max_position_embeddings=max_position_embeddings,
-        seq_len=seq_len,
-        partial_rotary_factor=partial_rotary_factor,
-    )
-
-
-@_results
-def interleaved_to_half(rotated_dim: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.rope.interleaved_to_half`."""
-    return rope.interleaved_to_half(rotated_dim)
-
-
-@_held
-def rope_score_matrix(
-    n_positions: int, head_dim: int, *, base: float = 10000.0, layout: str = "half", seed: int | None = None
-) -> np.ndarray:
-    """Cached :func:`posviz.encodings.rope.rope_score_matrix`."""
-    return rope.rope_score_matrix(n_positions, head_dim, base=base, layout=layout, seed=seed)
-
-
-@_held
-def rope_shifted_scores(
-    n_positions: int, head_dim: int, shift: int, *, base: float = 10000.0, seed: int | None = None
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """Cached :func:`posviz.encodings.rope.rope_shifted_scores`."""
-    return rope.rope_shifted_scores(n_positions, head_dim, shift, base=base, seed=seed)
-
-
-@_results
-def rope_pair_trajectory(q, positions, inv_freq, pairs, *, layout: str = "half") -> np.ndarray:
-    """Cached :func:`posviz.encodings.rope.rope_pair_trajectory`."""
-    return rope.rope_pair_trajectory(q, positions, inv_freq, pairs, layout=layout)
-
-
-@_results
-def rope_decay_profile(
-    max_distance: int, head_dim: int, *, base: float = 10000.0, points: int = 1024, horizon: int | None = None
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.encodings.rope.rope_decay_profile`."""
-    return rope.rope_decay_profile(max_distance, head_dim, base=base, points=points, horizon=horizon)
-
-
-@_results
-def dynamic_ntk_scale(seq_len, factor: float, max_position_embeddings: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.rope.dynamic_ntk_scale`."""
-    return rope.dynamic_ntk_scale(seq_len, factor, max_position_embeddings)
-
-
-@_results
-def layout_pair_index(rotated_dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.encodings.rope.layout_pair_index`."""
-    return rope.layout_pair_index(rotated_dim)
-
-
-@_held
-def rope_layout_check(
-    head_dim: int, n_positions: int, *, base: float = 10000.0, seed: int = 0
-) -> tuple[np.ndarray, np.ndarray, float]:
-    """Cached :func:`posviz.encodings.rope.rope_layout_check`."""
-    return rope.rope_layout_check(head_dim, n_positions, base=base, seed=seed)
-
-
-@_held
-def partial_rotary_table(
-    n_positions: int, head_dim: int, partial_rotary_factor: float, *, base: float = 10000.0, layout: str = "half"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.encodings.rope.partial_rotary_table`."""
-    return rope.partial_rotary_table(n_positions, head_dim, partial_rotary_factor, base=base, layout=layout)
+rope_inv_freq = _results(rope.rope_inv_freq)
+interleaved_to_half = _results(rope.interleaved_to_half)
+rope_score_matrix = _held(rope.rope_score_matrix)
+rope_shifted_scores = _held(rope.rope_shifted_scores)
+rope_pair_trajectory = _results(rope.rope_pair_trajectory)
+rope_decay_profile = _results(rope.rope_decay_profile)
+dynamic_ntk_scale = _results(rope.dynamic_ntk_scale)
+layout_pair_index = _results(rope.layout_pair_index)
+rope_layout_check = _held(rope.rope_layout_check)
+partial_rotary_table = _held(rope.partial_rotary_table)
 
 
 # --------------------------------------------------------------------------------- posviz.encodings.rope_configs
 
 
-@_results
-def config_frequencies(config: str | dict) -> ConfigFrequencies:
-    """Cached :func:`posviz.encodings.rope_configs.config_frequencies`."""
-    return rope_configs.config_frequencies(config)
-
-
-@_results
-def compare_scalings(
-    head_dim: int, base: float, factor: float, original: int, current_length: int | None = None
-) -> ScalingComparison:
-    """Cached :func:`posviz.encodings.rope_configs.compare_scalings`."""
-    return rope_configs.compare_scalings(head_dim, base, factor, original, current_length)
+config_frequencies = _results(rope_configs.config_frequencies)
+compare_scalings = _results(rope_configs.compare_scalings)
 
 
 # ----------------------------------------------------------------------------------- posviz.encodings.sinusoidal
 
 
-@_held
-def shift_matrix(d_model: int, k: float, *, base: float = 10000.0, layout: str = "interleaved") -> np.ndarray:
-    """Cached :func:`posviz.encodings.sinusoidal.shift_matrix`."""
-    return sin.shift_matrix(d_model, k, base=base, layout=layout)
-
-
-@_results
-def layout_permutation(d_model: int) -> np.ndarray:
-    """Cached :func:`posviz.encodings.sinusoidal.layout_permutation`."""
-    return sin.layout_permutation(d_model)
-
-
-@_results
-def sinusoidal_wavelengths(d_model: int, *, base: float = 10000.0) -> np.ndarray:
-    """Cached :func:`posviz.encodings.sinusoidal.sinusoidal_wavelengths`."""
-    return sin.sinusoidal_wavelengths(d_model, base=base)
+shift_matrix = _held(sin.shift_matrix)
+layout_permutation = _results(sin.layout_permutation)
+sinusoidal_wavelengths = _results(sin.sinusoidal_wavelengths)
 
 
 # ---------------------------------------------------------------------------------------- posviz.encodings.xlnet
 
 
-@_results
-def factorisation_rank(permutation) -> np.ndarray:
-    """Cached :func:`posviz.encodings.xlnet.factorisation_rank`."""
-    return xlnet.factorisation_rank(permutation)
-
-
-@_results
-def xlnet_masks(permutation) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.encodings.xlnet.xlnet_masks`."""
-    return xlnet.xlnet_masks(permutation)
-
-
-@_results
-def prediction_targets(permutation, k: int = 6) -> np.ndarray:
-    """Cached :func:`posviz.encodings.xlnet.prediction_targets`."""
-    return xlnet.prediction_targets(permutation, k)
-
-
-@_results
-def factorisation_order(seq_len: int, seed: int = 0) -> np.ndarray:
-    """Cached :func:`posviz.encodings.xlnet.factorisation_order`."""
-    return xlnet.factorisation_order(seq_len, seed)
-
-
-@_results
-def parse_order(text: str, max_tokens: int = 32768) -> np.ndarray:
-    """Cached :func:`posviz.encodings.xlnet.parse_order`."""
-    return xlnet.parse_order(text, max_tokens)
-
-
-@_results
-def visible_tokens(permutation, token: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.encodings.xlnet.visible_tokens`."""
-    return xlnet.visible_tokens(permutation, token)
+factorisation_rank = _results(xlnet.factorisation_rank)
+xlnet_masks = _results(xlnet.xlnet_masks)
+prediction_targets = _results(xlnet.prediction_targets)
+factorisation_order = _results(xlnet.factorisation_order)
+parse_order = _results(xlnet.parse_order)
+visible_tokens = _results(xlnet.visible_tokens)
 
 
 # ------------------------------------------------------------------------------- posviz.encodings.transformer_xl
@@ -747,46 +520,12 @@ def visible_tokens(permutation, token: int) -> tuple[np.ndarray, np.ndarray]:
 from posviz.encodings import transformer_xl as txl  # noqa: E402  (this section's own imports, kept with it)
 from posviz.figures import transformer_xl as txl_figures  # noqa: E402
 
-
-@_results
-def transformer_xl_pos_emb(
-    q_len: int, k_len: int, d_model: int, *, attn_type: str = "bi", clamp_len: int = -1, bi_data: bool = False
-) -> np.ndarray:
-    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_pos_emb`."""
-    return txl.transformer_xl_pos_emb(q_len, k_len, d_model, attn_type=attn_type, clamp_len=clamp_len, bi_data=bi_data)
-
-
-@_results
-def transformer_xl_offsets(q_len: int, k_len: int, *, attn_type: str = "bi", clamp_len: int = -1) -> np.ndarray:
-    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_offsets`."""
-    return txl.transformer_xl_offsets(q_len, k_len, attn_type=attn_type, clamp_len=clamp_len)
-
-
-@_results
-def xl_demo_weights(d_model: int, d_head: int, seed: int = 0) -> txl.XLWeights:
-    """Cached :func:`posviz.encodings.transformer_xl.xl_demo_weights`."""
-    return txl.xl_demo_weights(d_model, d_head, seed)
-
-
-@_results
-def xl_token_embeddings(tokens: tuple[str, ...], d_model: int = demo.D_MODEL) -> np.ndarray:
-    """Cached :func:`posviz.lessons.attention_demo.token_embeddings`: the XLNet page's hidden states, one per token
-    of the memory and the segment."""
-    return demo.token_embeddings(tokens, d_model)
-
-
-@_results
-def transformer_xl_score_terms(
-    query_hidden, key_hidden, weights: txl.XLWeights, *, mem_len: int = 0, clamp_len: int = -1
-) -> txl.ScoreTerms:
-    """Cached :func:`posviz.encodings.transformer_xl.transformer_xl_score_terms`."""
-    return txl.transformer_xl_score_terms(query_hidden, key_hidden, weights, mem_len=mem_len, clamp_len=clamp_len)
-
-
-@_results
-def segment_positions(mem_len: int, seg_len: int) -> txl.SegmentPositions:
-    """Cached :func:`posviz.encodings.transformer_xl.segment_positions`."""
-    return txl.segment_positions(mem_len, seg_len)
+transformer_xl_pos_emb = _results(txl.transformer_xl_pos_emb)
+transformer_xl_offsets = _results(txl.transformer_xl_offsets)
+xl_demo_weights = _results(txl.xl_demo_weights)
+xl_token_embeddings = _results(demo.token_embeddings)
+transformer_xl_score_terms = _results(txl.transformer_xl_score_terms)
+segment_positions = _results(txl.segment_positions)
 
 
 # This section's figures, held like every figure by ``_figure`` (defined with the figures below, so looked up when
@@ -811,18 +550,7 @@ def memory_figure(*args, **kwargs) -> go.Figure:
 # --------------------------------------------------------------------------------- posviz.lessons.attention_demo
 
 
-@_results
-def shuffle_demo(
-    sentence: str,
-    seed: int = 0,
-    *,
-    positions: bool = False,
-    max_tokens: int = 32,
-    d_model: int = 16,
-    causal: bool = False,
-) -> ShuffleDemo:
-    """Cached :func:`posviz.lessons.attention_demo.shuffle_demo`."""
-    return demo.shuffle_demo(sentence, seed, positions=positions, max_tokens=max_tokens, d_model=d_model, causal=causal)
+shuffle_demo = _results(demo.shuffle_demo)
 
 
 # ----------------------------------------------------------------------------------------- posviz.lessons.claims
@@ -837,143 +565,30 @@ def check(claim_id: str, **params) -> Evidence:
 # ---------------------------------------------------------------------------------------- posviz.lessons.compare
 
 
-@_results
-def offset_curve(key: str, params=None) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.compare.offset_curve`."""
-    return compare.offset_curve(key, params)
-
-
-@_results
-def t5_last_bucket_share(seq_lens, *, num_buckets: int = 32, max_distance: int = 128, bidirectional: bool = True):
-    """Cached :func:`posviz.lessons.compare.t5_last_bucket_share`."""
-    return compare.t5_last_bucket_share(
-        seq_lens, num_buckets=num_buckets, max_distance=max_distance, bidirectional=bidirectional
-    )
-
-
-@_results
-def shaw_clipped_share(seq_lens, max_relative_position: int) -> np.ndarray:
-    """Cached :func:`posviz.lessons.compare.shaw_clipped_share`."""
-    return compare.shaw_clipped_share(seq_lens, max_relative_position)
-
-
-@_results
-def parameter_count(
-    key: str, n_positions, *, d_model: int, n_heads: int, n_layers: int = 1, num_buckets: int = 32, k: int = 16
-):
-    """Cached :func:`posviz.lessons.compare.parameter_count`."""
-    return compare.parameter_count(
-        key, n_positions, d_model=d_model, n_heads=n_heads, n_layers=n_layers, num_buckets=num_buckets, k=k
-    )
-
-
-@_results
-def stored_floats(
-    key: str, n_positions, *, d_model: int, n_heads: int, n_layers: int = 1, num_buckets: int = 32, k: int = 16
-):
-    """Cached :func:`posviz.lessons.compare.stored_floats`."""
-    return compare.stored_floats(
-        key, n_positions, d_model=d_model, n_heads=n_heads, n_layers=n_layers, num_buckets=num_buckets, k=k
-    )
-
-
-@_results
-def beyond_training(train_len: int, eval_len: int, params: dict | None = None, *, max_points: int = 2048) -> dict:
-    """Cached :func:`posviz.lessons.compare.beyond_training`."""
-    return compare.beyond_training(train_len, eval_len, params, max_points=max_points)
-
-
-@_results
-def learned_past_end(train_len: int, eval_len: int) -> str:
-    """Cached :func:`posviz.lessons.compare.learned_past_end`."""
-    return compare.learned_past_end(train_len, eval_len)
+offset_curve = _results(compare.offset_curve)
+t5_last_bucket_share = _results(compare.t5_last_bucket_share)
+shaw_clipped_share = _results(compare.shaw_clipped_share)
+parameter_count = _results(compare.parameter_count)
+stored_floats = _results(compare.stored_floats)
+beyond_training = _results(compare.beyond_training)
+learned_past_end = _results(compare.learned_past_end)
 
 
 # --------------------------------------------------------------------------------------- posviz.lessons.pitfalls
 
 
-@_results
-def mix_signature(
-    d_model: int, n_tokens: int, n_positions: int, *, scaled: bool, seed: int = 0, base: float = 10000.0
-) -> tuple[np.ndarray, float, float, float]:
-    """Cached :func:`posviz.lessons.pitfalls.mix_signature`."""
-    return pitfalls.mix_signature(d_model, n_tokens, n_positions, scaled=scaled, seed=seed, base=base)
-
-
-@_results
-def lost_dimensions(
-    n_positions: int, d_model: int, *, combine: str = "multiply", tol: float = 0.1, base: float = 10000.0
-) -> np.ndarray:
-    """Cached :func:`posviz.lessons.pitfalls.lost_dimensions`."""
-    return pitfalls.lost_dimensions(n_positions, d_model, combine=combine, tol=tol, base=base)
-
-
-@_results
-def concat_error(n_positions: int, d_model: int) -> str:
-    """Cached :func:`posviz.lessons.pitfalls.concat_error`."""
-    return pitfalls.concat_error(n_positions, d_model)
-
-
-@_results
-def torch_add_error(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> str:
-    """Cached :func:`posviz.lessons.pitfalls.torch_add_error`."""
-    return pitfalls.torch_add_error(shape_a, shape_b)
-
-
-@_results
-def rope_odd_error(head_dim: int, n_positions: int = 4, *, base: float = 10000.0) -> str:
-    """Cached :func:`posviz.lessons.pitfalls.rope_odd_error`."""
-    return pitfalls.rope_odd_error(head_dim, n_positions, base=base)
-
-
-@_results
-def rope_odd_reason(head_dim: int) -> str:
-    """Cached :func:`posviz.lessons.pitfalls.rope_odd_reason`."""
-    return pitfalls.rope_odd_reason(head_dim)
-
-
-@_held
-def pairing_scores(
-    head_dim: int,
-    n_positions: int,
-    *,
-    trained: str = "interleaved",
-    inference: str = "half",
-    base: float = 10000.0,
-    seed: int = 0,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.pitfalls.pairing_scores`."""
-    return pitfalls.pairing_scores(head_dim, n_positions, trained=trained, inference=inference, base=base, seed=seed)
-
-
-@_results
-def past_end_error(n_positions: int, position: int) -> str:
-    """Cached :func:`posviz.lessons.pitfalls.past_end_error` (torch's error for a row past a table's end)."""
-    return pitfalls.past_end_error(n_positions, position)
-
-
-@_results
-def naive_alibi_slopes(n_heads: int) -> np.ndarray:
-    """Cached :func:`posviz.lessons.pitfalls.naive_alibi_slopes`."""
-    return pitfalls.naive_alibi_slopes(n_heads)
-
-
-@_results
-def slope_error(n_heads: int) -> np.ndarray:
-    """Cached :func:`posviz.lessons.pitfalls.slope_error`."""
-    return pitfalls.slope_error(n_heads)
-
-
-@_results
-def merged_neighbours(n_positions: int, dtype: str = "float16") -> int:
-    """Cached :func:`posviz.lessons.pitfalls.merged_neighbours`."""
-    return pitfalls.merged_neighbours(n_positions, dtype)
-
-
-@_results
-def position_rounding(n_positions: int, max_positions: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.pitfalls.position_rounding`."""
-    return pitfalls.position_rounding(n_positions, max_positions)
+mix_signature = _results(pitfalls.mix_signature)
+lost_dimensions = _results(pitfalls.lost_dimensions)
+concat_error = _results(pitfalls.concat_error)
+torch_add_error = _results(pitfalls.torch_add_error)
+rope_odd_error = _results(pitfalls.rope_odd_error)
+rope_odd_reason = _results(pitfalls.rope_odd_reason)
+pairing_scores = _held(pitfalls.pairing_scores)
+past_end_error = _results(pitfalls.past_end_error)
+naive_alibi_slopes = _results(pitfalls.naive_alibi_slopes)
+slope_error = _results(pitfalls.slope_error)
+merged_neighbours = _results(pitfalls.merged_neighbours)
+position_rounding = _results(pitfalls.position_rounding)
 
 
 @_held
@@ -1015,152 +630,25 @@ def pitfall_similarity(kind: str, n_positions: int, d_model: int, *, base: float
 # -------------------------------------------------------------------------------------- posviz.lessons.precision
 
 
-@_held
-def pair_errors_by_dtype(
-    n_positions: int,
-    d_model: int,
-    *,
-    base: float = 10000.0,
-    dtypes: tuple[str, ...] = ("float16", "bfloat16", "float32"),
-    max_positions: int = 4096,
-) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Cached :func:`posviz.lessons.precision.pair_errors_by_dtype`."""
-    return precision.pair_errors_by_dtype(n_positions, d_model, base=base, dtypes=dtypes, max_positions=max_positions)
+pair_errors_by_dtype = _held(precision.pair_errors_by_dtype)
 
 
 # ------------------------------------------------------------------------------------- posviz.lessons.sinusoidal
 
 
-@_results
-def slow_pairs(d_model: int, n_positions: int, *, base: float = 10000.0) -> np.ndarray:
-    """Cached :func:`posviz.lessons.sinusoidal.slow_pairs`."""
-    return sinlesson.slow_pairs(d_model, n_positions, base=base)
-
-
-@_results
-def sampled_shift_residual(
-    n_positions: int,
-    d_model: int,
-    k: int,
-    *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
-    max_positions: int = 4096,
-) -> tuple[float, int]:
-    """Cached :func:`posviz.lessons.sinusoidal.sampled_shift_residual`."""
-    return sinlesson.sampled_shift_residual(
-        n_positions, d_model, k, base=base, layout=layout, max_positions=max_positions
-    )
-
-
-@_results
-def sinusoidal_offset_profile(
-    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_positions: int = 4096
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_offset_profile`."""
-    return sinlesson.sinusoidal_offset_profile(
-        n_positions, d_model, base=base, layout=layout, max_positions=max_positions
-    )
-
-
-@_results
-def sinusoidal_lag_spread(
-    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_positions: int = 1024
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_lag_spread`."""
-    return sinlesson.sinusoidal_lag_spread(n_positions, d_model, base=base, layout=layout, max_positions=max_positions)
-
-
-@_held
-def origin_similarity(
-    n_positions: int, d_model: int, bases: tuple[float, ...], *, max_points: int = 1024
-) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.sinusoidal.origin_similarity`."""
-    return sinlesson.origin_similarity(n_positions, d_model, bases, max_points=max_points)
-
-
-@_results
-def sinusoidal_beyond_training(
-    n_positions: int,
-    d_model: int,
-    train_len: int,
-    *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
-    margin: float = 0.01,
-    max_positions: int = 4096,
-    chunk: int = 1024,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_beyond_training`."""
-    return sinlesson.sinusoidal_beyond_training(
-        n_positions,
-        d_model,
-        train_len,
-        base=base,
-        layout=layout,
-        margin=margin,
-        max_positions=max_positions,
-        chunk=chunk,
-    )
-
-
-@_results
-def sinusoidal_projection(
-    n_positions: int,
-    d_model: int,
-    method: str = "pca",
-    max_positions: int = 2048,
-    *,
-    base: float = 10000.0,
-    layout: str = "interleaved",
-    seed: int = 0,
-):
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_projection`."""
-    return sinlesson.sinusoidal_projection(
-        n_positions, d_model, method, max_positions, base=base, layout=layout, seed=seed
-    )
-
-
-@_held
-def sinusoidal_similarity(
-    n_positions: int, d_model: int, max_positions: int = 1024, *, base: float = 10000.0, layout: str = "interleaved"
-) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_similarity`."""
-    return sinlesson.sinusoidal_similarity(n_positions, d_model, max_positions, base=base, layout=layout)
-
-
-@_results
-def sinusoidal_row_norms(
-    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_positions: int = 4096
-) -> tuple[np.ndarray, np.ndarray]:
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_row_norms`."""
-    return sinlesson.sinusoidal_row_norms(n_positions, d_model, base=base, layout=layout, max_positions=max_positions)
-
-
-@_held
-def sinusoidal_block_means(
-    n_positions: int, d_model: int, *, base: float = 10000.0, layout: str = "interleaved", max_side: int = 1024
-) -> np.ndarray:
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_block_means`."""
-    return sinlesson.sinusoidal_block_means(n_positions, d_model, base=base, layout=layout, max_side=max_side)
-
-
-@_results
-def sinusoidal_row_norm(n_positions: int, d_model: int, *, base: float = 10000.0) -> np.ndarray:
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_row_norm`."""
-    return sinlesson.sinusoidal_row_norm(n_positions, d_model, base=base)
-
-
-@_results
-def sinusoidal_position_probe(n_positions: int, d_model: int, limit: int = 1024, *, folds: int = 5, seed: int = 0):
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_position_probe`."""
-    return sinlesson.sinusoidal_position_probe(n_positions, d_model, limit, folds=folds, seed=seed)
-
-
-@_results
-def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
-    """Cached :func:`posviz.lessons.sinusoidal.sinusoidal_spectrum`."""
-    return sinlesson.sinusoidal_spectrum(n_positions, d_model, max_dims=max_dims)
+slow_pairs = _results(sinlesson.slow_pairs)
+sampled_shift_residual = _results(sinlesson.sampled_shift_residual)
+sinusoidal_offset_profile = _results(sinlesson.sinusoidal_offset_profile)
+sinusoidal_lag_spread = _results(sinlesson.sinusoidal_lag_spread)
+origin_similarity = _held(sinlesson.origin_similarity)
+sinusoidal_beyond_training = _results(sinlesson.sinusoidal_beyond_training)
+sinusoidal_projection = _results(sinlesson.sinusoidal_projection)
+sinusoidal_similarity = _held(sinlesson.sinusoidal_similarity)
+sinusoidal_row_norms = _results(sinlesson.sinusoidal_row_norms)
+sinusoidal_block_means = _held(sinlesson.sinusoidal_block_means)
+sinusoidal_row_norm = _results(sinlesson.sinusoidal_row_norm)
+sinusoidal_position_probe = _results(sinlesson.sinusoidal_position_probe)
+sinusoidal_spectrum = _results(sinlesson.sinusoidal_spectrum)
 
 
 # ----------------------------------------------------------------------- posviz.checkpoint.frequency_usage
@@ -1187,16 +675,8 @@ def head_score_pattern(
     return TABLES.get(key, lambda: usage_core.head_score_pattern(_source, layer, distances, config=config))
 
 
-@_results
-def p_rope_dropped(inv_freq, p: float) -> np.ndarray:
-    """Cached :func:`posviz.checkpoint.frequency_usage.p_rope_dropped`."""
-    return usage_core.p_rope_dropped(inv_freq, p)
-
-
-@_results
-def p_rope_share(usage, dropped) -> np.ndarray:
-    """Cached :func:`posviz.checkpoint.frequency_usage.p_rope_share`."""
-    return usage_core.p_rope_share(usage, dropped)
+p_rope_dropped = _results(usage_core.p_rope_dropped)
+p_rope_share = _results(usage_core.p_rope_share)
 
 
 # This section's figures, held like every figure by ``_figure`` (defined with the figures below, so looked up when
@@ -1439,54 +919,14 @@ def model_positions(config: str) -> _models.ModelPositions:
     return _models.model_positions(config)
 
 
-@_results
-def model_preset_text(name: str) -> str:
-    """Cached :func:`posviz.models.preset_text`."""
-    return _models.preset_text(name)
-
-
-@_results
-def plain_inv_freq(layer: _models.LayerPositions) -> np.ndarray:
-    """Cached :func:`posviz.models.views.plain_inv_freq`."""
-    return _model_views.plain_inv_freq(layer)
-
-
-@_results
-def turn_share(inv_freq, length: int) -> np.ndarray:
-    """Cached :func:`posviz.models.views.turn_share`."""
-    return _model_views.turn_share(inv_freq, length)
-
-
-@_results
-def mrope_position_ids(segments, *, spatial_merge_size: int = 2) -> np.ndarray:
-    """Cached :func:`posviz.models.mrope_position_ids`."""
-    return _models.mrope_position_ids(segments, spatial_merge_size=spatial_merge_size)
-
-
-@_results
-def mrope_axes(head_dim: int, mrope_section, *, interleaved: bool = False) -> np.ndarray:
-    """Cached :func:`posviz.models.mrope_axes`."""
-    return _models.mrope_axes(head_dim, mrope_section, interleaved=interleaved)
-
-
-@_results
-def mrope_axis_score(inv_freq, axes, axis: int, distances) -> np.ndarray:
-    """Cached :func:`posviz.models.views.mrope_axis_score`."""
-    return _model_views.mrope_axis_score(inv_freq, axes, axis, distances)
-
-
-@_held
-def rope_2d_angles(n_rows: int, n_cols: int, head_dim: int, *, base: float = 10000.0) -> np.ndarray:
-    """Cached :func:`posviz.models.rope_2d_angles`."""
-    return _models.rope_2d_angles(n_rows, n_cols, head_dim, base=base)
-
-
-@_held
-def rope_mixed_angles(
-    n_rows: int, n_cols: int, head_dim: int, *, base: float = 10000.0, n_directions: int = 8
-) -> np.ndarray:
-    """Cached :func:`posviz.models.views.rope_mixed_angles`."""
-    return _model_views.rope_mixed_angles(n_rows, n_cols, head_dim, base=base, n_directions=n_directions)
+model_preset_text = _results(_models.preset_text)
+plain_inv_freq = _results(_model_views.plain_inv_freq)
+turn_share = _results(_model_views.turn_share)
+mrope_position_ids = _results(_models.mrope_position_ids)
+mrope_axes = _results(_models.mrope_axes)
+mrope_axis_score = _results(_model_views.mrope_axis_score)
+rope_2d_angles = _held(_models.rope_2d_angles)
+rope_mixed_angles = _held(_model_views.rope_mixed_angles)
 
 
 @_results

@@ -11,6 +11,7 @@ by its content, so a changed upload is never answered with an old result; every 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 
 import numpy as np
@@ -42,18 +43,24 @@ def owned_bytes(array: np.ndarray) -> int:
 
 
 class Counter:
-    """Wraps a function of a module and counts its calls (the cache calls the module's attribute, so a patched
-    attribute sees every miss)."""
+    """Wraps a function of a module and counts its calls. A cache entry that is the function itself under a cache
+    (``cache.rope_inv_freq = _results(rope.rope_inv_freq)``) holds the original, so it is replaced by the same
+    cache over the counting function; a written-out wrapper calls the module's attribute, which is patched."""
 
     def __init__(self, monkeypatch, module, name: str):
         self.calls = 0
         original = getattr(module, name)
 
+        @functools.wraps(original)
         def counted(*args, **kwargs):
             self.calls += 1
             return original(*args, **kwargs)
 
         monkeypatch.setattr(module, name, counted)
+        for entry, value in list(vars(cache).items()):
+            if value is not counted and getattr(value, "__wrapped__", None) is original:
+                recache = cache._results if type(value).__name__ == "CachedFunc" else cache._held
+                monkeypatch.setattr(cache, entry, recache(counted))
 
 
 # ------------------------------------------------------------------------------------------------ large tables
@@ -217,7 +224,7 @@ def test_held_results_are_keyed_by_their_arguments_with_their_types(monkeypatch)
 def test_an_int_and_a_float_are_different_entries(monkeypatch):
     """``f(10)`` and ``f(10.0)`` are two keys: each call reaches the core with its own argument."""
     seen = []
-    monkeypatch.setattr(analysis, "constant_guess_error", lambda n: seen.append(n) or repr(n))
+    monkeypatch.setattr(cache, "constant_guess_error", cache._results(lambda n: seen.append(n) or repr(n)))
     assert cache.constant_guess_error(10) == "10"
     assert cache.constant_guess_error(10.0) == "10.0"
     assert cache.constant_guess_error(10) == "10"
