@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import functools
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -22,6 +23,7 @@ __all__ = [
     "controls",
     "current_language",
     "errors_shown",
+    "Figures",
     "favicon",
     "finish_page",
     "heatmap",
@@ -129,6 +131,38 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
             icon=":material/download:",
             on_click="ignore",
         )
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The figures of one page, each named once by its key: ``Figures("rope").show("decay", fig, data)`` draws
+    ``fig`` under the key ``decay``, captioned by the catalog's ``rope.decay.notice``, its PNG and CSV saved as
+    ``rope-decay``. A dotted key is a nested text (``ext.wavelength``: ``rope.ext.wavelength.notice``, saved as
+    ``rope-ext-wavelength``)."""
+
+    page: str
+
+    def notice(self, key: str, variant: str | None = None, **values) -> str:
+        """The caption of ``key``: ``<page>.<key>.notice``, or ``<page>.<key>.notice.<variant>``."""
+        return t(f"{self.page}.{key}.notice" + (f".{variant}" if variant else ""), **values)
+
+    def show(
+        self,
+        key: str,
+        fig,
+        data=None,
+        *,
+        variant: str | None = None,
+        suffix: str | int | None = None,
+        extra: str = "",
+        **values,
+    ) -> None:
+        """``show`` ``fig`` as the figure ``key``: its caption the notice (``variant`` and ``values`` as in
+        :meth:`notice`, then ``extra``), its files ``<page>-<key>`` (then ``-<suffix>``, for a figure of one setting:
+        ``alibi-bias-head3``)."""
+        stem = "-".join(str(part) for part in (self.page, key, suffix) if part is not None)
+        notice = self.notice(key, variant, **values) + (f" {extra}" if extra else "")
+        show(fig, notice=notice, key=key.replace(".", "_"), data=data, name=stem.replace(".", "-").replace("_", "-"))
 
 
 def heatmap(matrix, **kwargs) -> go.Figure:
