@@ -8,8 +8,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st  # noqa: E402
 
-from posviz.pages import BY_KEY, HOME, PAGES, SECTIONS  # noqa: E402
-from posviz.ui import LANGUAGES, favicon, finish_page, link, present, reconnect, t, widgets
+from posviz.pages import BY_KEY, HOME  # noqa: E402
+from posviz.ui import LANGUAGES, favicon, finish_page, link, menu, present, reconnect, t, widgets
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
@@ -33,18 +33,13 @@ with st.sidebar:
     present.toggle()
 reconnect.notice()
 
-#: Home is served at the app's root; ``/home`` names it too (a hidden page of the same script, which Streamlit
-#: would otherwise answer with a "Page not found" dialog in English).
-home = BY_KEY[HOME]
-pages = {
-    p.key: st.Page(p.file, title=t(f"page.{p.key}"), icon=p.icon, url_path=p.url_path, default=p.key == HOME)
-    for p in PAGES
-}
-menu = {t(f"nav.{section}"): [pages[p.key] for p in PAGES if p.section == section] for section in SECTIONS}
-home_by_name = st.Page(home.file, title=t("page.home"), icon=home.icon, url_path=HOME, visibility="hidden")
-menu[t("nav.lessons")].append(home_by_name)
-page = st.navigation(menu, expanded=True)  # every page in view, not "View 3 more"
-name, script = next(((p.key, p.file) for p in PAGES if pages[p.key] is page), (f"{HOME}-by-name", home.file))
+pages = menu.pages()  # Home at the app's root and, hidden, under /home
+page = st.navigation(
+    {t(f"nav.{section}"): listed for section, listed in menu.sections(pages).items()},
+    expanded=True,  # every page in view, not "View 3 more"
+)
+name = next(key for key, candidate in pages.items() if candidate is page)
+script = BY_KEY[HOME if name == menu.HOME_BY_NAME else name].file
 link.opened(name, script)
 widgets.style()
 try:
