@@ -9,12 +9,12 @@ from .i18n import t
 
 
 def labels(title: str, x: str, y: str | None = None, **values) -> dict[str, str]:
-    """The ``title``, ``x_title`` and ``y_title`` of a figure from their catalog keys, the title's ``{fields}``
-    filled from ``values``: ``labels("rope.decay", "rope.axis.distance", "rope.axis.bound", d=64)``. Without ``y``
-    the figure keeps its own y title (none, or one it draws per panel)."""
-    named = {"title": t(title, **values), "x_title": t(x)}
+    """The ``title``, ``x_title`` and ``y_title`` of a figure from their catalog keys, the ``{fields}`` of each
+    filled from ``values`` (a text uses those it names): ``labels("rope.decay", "rope.axis.distance",
+    "rope.axis.bound", d=64)``. Without ``y`` the figure keeps its own y title (none, or one it draws per panel)."""
+    named = {"title": t(title, **values), "x_title": t(x, **values)}
     if y is not None:
-        named["y_title"] = t(y)
+        named["y_title"] = t(y, **values)
     return named
 
 
