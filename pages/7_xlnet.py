@@ -113,7 +113,7 @@ def relative_positions(order, words) -> None:
     fig = cache.score_terms_figure(
         keys,
         {t(f"txl.term.{name}"): values for name, values in parts.items()},
-        **labels("txl.terms", "txl.keys.x", "txl.terms.y", word=words[query], query=query),
+        **labels("txl.terms", "txl.keys.x", "txl.terms.y", word=words[query], query=query, mem=mem),
         mem_len=mem,
         memory_label=t("txl.memory"),
     )
