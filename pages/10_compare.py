@@ -10,9 +10,11 @@ from posviz.figures import compare as cmpfig
 from posviz.figures.compare import Series
 from posviz.lessons import compare
 from posviz.pages import script
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, widgets
+from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, t, widgets
+from posviz.ui.pagekit import labels
 
 CTL = widgets.Controls("compare")
+FIG = Figures("compare")
 
 CONTEXTS = tuple(2**e for e in range(4, 16))
 XLNET_MAX = int(posviz.family("xlnet").param("seq_len").maximum)
@@ -77,34 +79,28 @@ def enters_text(fam) -> str:
 
 def overview_tab() -> None:
     cells = compare.family_cells()
-    show(
-        cmpfig.family_map(
-            [
-                (
-                    x,
-                    y,
-                    [term_id(k, i) for k, i in terms],
-                    [term_name(k, i) for k, i in terms],
-                    not any(posviz.family(k).terms[i].position_code for k, i in terms),
-                )
-                for x, y, terms in cells
-            ],
-            [t(f"compare.stage.{s}") for s in compare.STAGES],
-            [t(f"compare.signal.{d}") for d in compare.SIGNALS],
-            title=t("compare.map"),
-            x_title=t("compare.axis.stage"),
-            y_title=t("compare.axis.depends"),
-        ),
-        notice=t("compare.map.notice"),
-        key="map",
-        data={
-            "term": [term_id(k, i) for _, _, terms in cells for k, i in terms],
-            "enters": [compare.STAGES[x] for x, _, terms in cells for _ in terms],
-            "depends_on": [compare.SIGNALS[y] for _, y, terms in cells for _ in terms],
-            "position_code": [posviz.family(k).terms[i].position_code for _, _, terms in cells for k, i in terms],
-        },
-        name="compare_map",
+    fig = cmpfig.family_map(
+        [
+            (
+                x,
+                y,
+                [term_id(k, i) for k, i in terms],
+                [term_name(k, i) for k, i in terms],
+                not any(posviz.family(k).terms[i].position_code for k, i in terms),
+            )
+            for x, y, terms in cells
+        ],
+        [t(f"compare.stage.{s}") for s in compare.STAGES],
+        [t(f"compare.signal.{d}") for d in compare.SIGNALS],
+        **labels("compare.map", "compare.axis.stage", "compare.axis.depends"),
     )
+    data = {
+        "term": [term_id(k, i) for _, _, terms in cells for k, i in terms],
+        "enters": [compare.STAGES[x] for x, _, terms in cells for _ in terms],
+        "depends_on": [compare.SIGNALS[y] for _, y, terms in cells for _ in terms],
+        "position_code": [posviz.family(k).terms[i].position_code for _, _, terms in cells for k, i in terms],
+    }
+    FIG.show("map", fig, data)
     label = {
         part: rf"\text{{{t(f'compare.latex.{part}')}}}"
         for part in ("input", "rotation", "score", "bias", "mask", "values", "hidden")
@@ -159,13 +155,8 @@ def offset_tab() -> None:
     rows = [(t(f"compare.y.{panel}"), [Series(k, name(k), *curves[k]) for k in keys]) for panel, keys in PANELS] + [
         (t("compare.y.visible"), [Series("xlnet", t("compare.term.xlnet.mask"), *curves["xlnet"])])
     ]
-    show(
-        cache.panels_figure(rows, title=t("compare.offset", n=length), x_title=t("axis.relative")),
-        notice=t("compare.offset.notice"),
-        key="offset",
-        data=by_offset({f"{key}_{compare.QUANTITY[key]}": curve for key, curve in curves.items()}),
-        name="compare_by_offset",
-    )
+    fig = cache.panels_figure(rows, **labels("compare.offset", "axis.relative", n=length))
+    FIG.show("offset", fig, by_offset({f"{key}_{compare.QUANTITY[key]}": curve for key, curve in curves.items()}))
     st.markdown("\n".join("- " + t("compare.item", name=name(key), text=t(f"compare.what.{key}")) for key in curves))
     if length > XLNET_MAX:
         st.markdown(t("compare.offset.xlnet", n=XLNET_MAX))
@@ -190,20 +181,14 @@ def long_tab() -> None:
         (t("compare.y.bias"), [Series("alibi", name("alibi"), *curves["alibi"])]),
         (t("compare.y.bias"), [Series("t5", name("t5"), *curves["t5"])]),
     ]
-    show(
-        cache.panels_figure(
-            rows,
-            title=t("compare.long", train=train, eval=longer),
-            x_title=t("compare.axis.step"),
-            marker=train,
-            marker_text=t("compare.long.marker", n=train),
-            panel_height=240,
-        ),
-        notice=t("compare.long.notice"),
-        key="long",
-        data={"step": curves["rope"][0]} | {key: values for key, (_, values) in curves.items()},
-        name="compare_beyond_training",
+    fig = cache.panels_figure(
+        rows,
+        **labels("compare.long", "compare.axis.step", train=train, eval=longer),
+        marker=train,
+        marker_text=t("compare.long.marker", n=train),
+        panel_height=240,
     )
+    FIG.show("long", fig, {"step": curves["rope"][0]} | {key: values for key, (_, values) in curves.items()})
     last = longer - 1
     t5 = cache.t5_last_bucket_share((train, longer))
     k = posviz.family("shaw").param("max_relative_position").default
@@ -216,20 +201,17 @@ def long_tab() -> None:
         "learned": t("compare.long.learned", error=error) if error else t("compare.long.learned.inside", p=last),
         "rope": t("compare.long.rope", p=last, share=f"{curves['rope'][1][-1]:.0%}"),
         "alibi": t("compare.long.alibi", p=last, bias=f"{curves['alibi'][1][-1]:.4g}", mass=f"{mass:.1e}", train=train),
-        "t5": t(
-            "compare.long.t5",
-            eval=longer,
-            train=train,
-            share=f"{t5[1]:.0%}",
-            share_train=f"{t5[0]:.0%}",
-            start=t5_start,
-        ),
-        "shaw": t(
-            "compare.long.shaw", eval=longer, train=train, k=k, share=f"{shaw[1]:.0%}", share_train=f"{shaw[0]:.0%}"
-        ),
+        "t5": t("compare.long.t5", eval=longer, train=train, start=t5_start, **shares(t5)),
+        "shaw": t("compare.long.shaw", eval=longer, train=train, k=k, **shares(shaw)),
         "xlnet": t("compare.long.xlnet"),
     }
     st.markdown("\n".join("- " + t("compare.item", name=name(key), text=text) for key, text in lines.items()))
+
+
+def shares(at_lengths) -> dict[str, str]:
+    """Shares of the query-key pairs at the training and at the evaluated length (T5's last buckets, Shaw's clipped
+    distances), as the texts' ``share_train`` and ``share`` percents."""
+    return {"share_train": f"{at_lengths[0]:.0%}", "share": f"{at_lengths[1]:.0%}"}
 
 
 def cost_moves(control: str) -> None:
@@ -270,23 +252,16 @@ def cost_tab() -> None:
             ],
         ),
     ]
-    show(
-        cache.panels_figure(
-            rows,
-            title=t("compare.cost", d=d_model, h=n_heads, layers=n_layers),
-            x_title=t("compare.axis.context"),
-            side_by_side=True,
-            log=True,
-            notes={0: t("compare.cost.zero", families=zero)},
-            panel_height=360,
-        ),
-        notice=t("compare.cost.notice", buckets=buckets, k=k),
-        key="cost",
-        data={"context": CONTEXTS}
-        | {f"{key}_params": v for key, v in params.items()}
-        | {f"{key}_stored": v for key, v in stored.items()},
-        name="compare_cost",
+    fig = cache.panels_figure(
+        rows,
+        **labels("compare.cost", "compare.axis.context", d=d_model, h=n_heads, layers=n_layers),
+        side_by_side=True,
+        log=True,
+        notes={0: t("compare.cost.zero", families=zero)},
+        panel_height=360,
     )
+    data = {"context": CONTEXTS} | {f"{key}_params": v for key, v in params.items()}
+    FIG.show("cost", fig, data | {f"{key}_stored": v for key, v in stored.items()}, buckets=buckets, k=k)
     if d_model % n_heads:
         st.markdown(t("compare.cost.split", d=d_model, h=n_heads, hd=d_model // n_heads))
 
@@ -356,20 +331,11 @@ def side_tab() -> None:
         key, settings = chosen[side]
         with column, errors_shown("setting"):
             matrix = cache.family_table(key, sorted_params(settings))
-            show(
-                heatmap(
-                    matrix,
-                    title=t(f"compare.side.matrix.{key}", side=side.upper()),
-                    x_title=t(f"compare.side.x.{key}"),
-                    y_title=t(f"compare.side.y.{key}"),
-                    height=420,
-                    **SIDE_COLOURS.get(key, {}),
-                ),
-                notice=t(f"compare.side.matrix.{key}.notice"),
-                key=f"side_{side}",
-                data=matrix,
-                name=f"compare_{side}_{key}",
+            named = labels(
+                f"compare.side.matrix.{key}", f"compare.side.x.{key}", f"compare.side.y.{key}", side=side.upper()
             )
+            fig = heatmap(matrix, **named, height=420, **SIDE_COLOURS.get(key, {}))
+            FIG.show(f"side.matrix.{key}", fig, matrix, suffix=side, chart=f"side_{side}")
             curves[side] = cache.offset_curve(key, sorted_params(settings))
     if len(curves) < 2:
         return
@@ -388,12 +354,9 @@ def side_tab() -> None:
         if kinds[0] == kinds[1]
         else [(t(f"compare.quantity.{kind}"), [series[side]]) for kind, side in zip(kinds, ("a", "b"), strict=True)]
     )
-    show(
-        cmpfig.panels(rows, title=t("compare.side.offset"), x_title=t("axis.relative"), panel_height=300),
-        notice=t("compare.side.offset.notice"),
-        key="side_offset",
-        data=by_offset({f"{side}_{compare.QUANTITY[chosen[side][0]]}": curves[side] for side in curves}),
-        name="compare_side_by_side",
+    fig = cmpfig.panels(rows, **labels("compare.side.offset", "axis.relative"), panel_height=300)
+    FIG.show(
+        "side.offset", fig, by_offset({f"{side}_{compare.QUANTITY[chosen[side][0]]}": curves[side] for side in curves})
     )
     if bases_differ(chosen):
         st.caption(t("compare.side.offset.base"))

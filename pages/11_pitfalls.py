@@ -6,24 +6,15 @@ import tomllib
 import streamlit as st
 
 import posviz
+from posviz import ui
 from posviz.encodings import alibi
 from posviz.figures import pitfalls as pfig
 from posviz.lessons import pitfalls, precision
-from posviz.ui import (
-    ASSETS,
-    cache,
-    controls,
-    heatmap,
-    intro,
-    lazy_tabs,
-    show,
-    similarity_heatmap,
-    t,
-    unused_controls,
-    widgets,
-)
+from posviz.ui import ASSETS, Figures, cache, controls, heatmap, intro, lazy_tabs, t, unused_controls, widgets
+from posviz.ui.pagekit import labels, narrow
 
 CTL = widgets.Controls("pitfalls")
+FIG = Figures("pitfalls")
 
 FAMILY = posviz.family("sinusoidal")
 MAX_N, MAX_D = 4096, 1024  # the pitfalls show at these sizes; larger tables add nothing but waiting
@@ -68,13 +59,10 @@ def error_box(label: str, message: str) -> None:
 
 
 def table_heatmap(kind: str, title: str, key: str) -> None:
+    """The table ``kind`` builds, as the figure ``key`` titled by the catalog's ``title``."""
     table = cache.pitfall_table(kind, n, d, base=base)
-    show(
-        heatmap(table, title=title, x_title=t("axis.dimension"), y_title=t("axis.position"), colorbar_title="PE"),
-        notice=t(f"pitfalls.{key}.notice"),
-        key=key,
-        data=table,
-        name=f"pitfalls_{kind}_table",
+    FIG.show(
+        key, heatmap(table, **labels(title, "axis.dimension", "axis.position"), colorbar_title="PE"), table, suffix=kind
     )
 
 
@@ -90,42 +78,24 @@ def exponent_tab() -> None:
     st.markdown(t(f"pitfalls.exponent.what.{variant}"))
     correct_column, buggy_column = versions(correct=CODE["correct"], buggy=CODE[variant])
     with correct_column:
-        table_heatmap("correct", t("pitfalls.exponent.correct"), "table_ok")
+        table_heatmap("correct", "pitfalls.exponent.correct", "table_ok")
     with buggy_column:
-        table_heatmap(variant, t(f"pitfalls.exponent.buggy.{variant}"), "table_bug")
+        table_heatmap(variant, f"pitfalls.exponent.buggy.{variant}", "table_bug")
     motion = {kind: cache.column_motion(kind, n, d, base=base) for kind in ("correct", variant)}
-    show(
-        cache.versus_figure(
-            range(d),
-            (t("pitfalls.correct"), motion["correct"]),
-            (t(f"pitfalls.variant.{variant}"), motion[variant]),
-            title=t("pitfalls.exponent.motion", n=n),
-            x_title=t("axis.dimension"),
-            y_title=t("pitfalls.axis.motion"),
-        ),
-        notice=t("pitfalls.exponent.motion.notice"),
-        key="motion",
-        data={"correct": motion["correct"], variant: motion[variant]},
-        name="pitfalls_column_motion",
-    )
+    names = (t("pitfalls.correct"), t(f"pitfalls.variant.{variant}"))
+    named = labels("pitfalls.exponent.motion", "axis.dimension", "pitfalls.axis.motion", n=n)
+    fig = cache.versus_figure(range(d), *zip(names, motion.values(), strict=True), **named)
+    FIG.show("exponent.motion", fig, {"correct": motion["correct"], variant: motion[variant]})
     if d < 2:
         return
     radius = {kind: cache.pair_radius_error(kind, n, d, base=base) for kind in motion}
-    show(
-        cache.versus_figure(
-            range(d // 2),
-            (t("pitfalls.correct"), radius["correct"]),
-            (t(f"pitfalls.variant.{variant}"), radius[variant]),
-            title=t("pitfalls.exponent.radius"),
-            x_title=t("axis.pair"),
-            y_title=t("pitfalls.axis.radius"),
-            scale=(LARGE_ERROR, t("pitfalls.reference.radius")),
-        ),
-        notice=t("pitfalls.exponent.radius.notice"),
-        key="radius",
-        data={"correct": radius["correct"], variant: radius[variant]},
-        name="pitfalls_pair_radius",
+    fig = cache.versus_figure(
+        range(d // 2),
+        *zip(names, radius.values(), strict=True),
+        **labels("pitfalls.exponent.radius", "axis.pair", "pitfalls.axis.radius"),
+        scale=(LARGE_ERROR, t("pitfalls.reference.radius")),
     )
+    FIG.show("exponent.radius", fig, {"correct": radius["correct"], variant: radius[variant]})
     still = {kind: int((m < 0.05).sum()) for kind, m in motion.items()}
     st.markdown(
         t(
@@ -148,34 +118,22 @@ def axes_tab() -> None:
     for column, kind in zip(columns, ("correct", "swapped"), strict=True):
         similarity = cache.pitfall_similarity(kind, m, d, base=base)
         with column:
-            show(
-                similarity_heatmap(similarity, range(m), m, title=t(f"pitfalls.axes.{kind}")),
-                notice=t(f"pitfalls.axes.{kind}.notice"),
-                key=f"axes_{kind}",
-                data=similarity,
-                name=f"pitfalls_similarity_{kind}",
-            )
+            fig = ui.similarity_heatmap(similarity, range(m), m, title=t(f"pitfalls.axes.{kind}"))
+            FIG.show(f"axes.{kind}", fig, similarity)
     with columns[1]:  # what torch says about the buggy code without its transpose
         if n == d:
             st.info(t("pitfalls.axes.silent", n=n))
         else:
             error_box(t("pitfalls.axes.error", n=n, d=d), cache.torch_add_error((n, d), (d, n)))
     spread = {kind: cache.offset_dependence(kind, m, d, base=base) for kind in ("correct", "swapped")}
-    show(
-        pfig.versus(
-            range(m),
-            (t("pitfalls.correct"), spread["correct"]),
-            (t("pitfalls.axes.bugname"), spread["swapped"]),
-            title=t("pitfalls.axes.offset"),
-            x_title=t("pitfalls.axis.offset"),
-            y_title=t("pitfalls.axis.spread"),
-            scale=(LARGE_ERROR, t("pitfalls.reference.spread")),
-        ),
-        notice=t("pitfalls.axes.offset.notice"),
-        key="axes_offset",
-        data={"offset": range(m), "correct": spread["correct"], "swapped": spread["swapped"]},
-        name="pitfalls_offset_dependence",
+    fig = pfig.versus(
+        range(m),
+        (t("pitfalls.correct"), spread["correct"]),
+        (t("pitfalls.axes.bugname"), spread["swapped"]),
+        **labels("pitfalls.axes.offset", "pitfalls.axis.offset", "pitfalls.axis.spread"),
+        scale=(LARGE_ERROR, t("pitfalls.reference.spread")),
     )
+    FIG.show("axes.offset", fig, {"offset": range(m), "correct": spread["correct"], "swapped": spread["swapped"]})
     st.markdown(
         t(
             "pitfalls.axes.signature",
@@ -196,20 +154,9 @@ def zero_tab() -> None:
         st.warning(t("pitfalls.zero.one"))
         return
     nearest = {kind: cache.nearest_distance(kind, m, d) for kind in ("random", "zero")}
-    show(
-        pfig.versus(
-            range(m),
-            (t("pitfalls.zero.random"), nearest["random"]),
-            (t("pitfalls.zero.zero"), nearest["zero"]),
-            title=t("pitfalls.zero.nearest"),
-            x_title=t("axis.position"),
-            y_title=t("pitfalls.axis.nearest"),
-        ),
-        notice=t("pitfalls.zero.nearest.notice"),
-        key="nearest",
-        data={"random_init": nearest["random"], "zero_init": nearest["zero"]},
-        name="pitfalls_nearest_distance",
-    )
+    lines = [(t(f"pitfalls.zero.{kind}"), values) for kind, values in nearest.items()]
+    fig = pfig.versus(range(m), *lines, **labels("pitfalls.zero.nearest", "axis.position", "pitfalls.axis.nearest"))
+    FIG.show("zero.nearest", fig, {"random_init": nearest["random"], "zero_init": nearest["zero"]})
     st.markdown(
         t("pitfalls.zero.signature", m=m, ok=f"{nearest['random'].min():.3f}", bug=f"{nearest['zero'].max():g}")
     )
@@ -226,20 +173,9 @@ def scale_tab() -> None:
         similarity, same_position, same_token, ratio = results[scaled]
         name = "scaled" if scaled else "unscaled"
         with column:
-            show(
-                heatmap(
-                    similarity,
-                    title=t(f"pitfalls.scale.{name}"),
-                    x_title=t("pitfalls.axis.input"),
-                    y_title=t("pitfalls.axis.input"),
-                    zmin=-1.0,
-                    zmax=1.0,
-                    colorbar_title="cos",
-                ),
-                notice=t(f"pitfalls.scale.{name}.notice"),
-                key=f"mix_{name}",
-                data=similarity,
-                name=f"pitfalls_inputs_{name}",
+            named = labels(f"pitfalls.scale.{name}", "pitfalls.axis.input", "pitfalls.axis.input")
+            FIG.show(
+                f"scale.{name}", heatmap(similarity, **named, zmin=-1.0, zmax=1.0, colorbar_title="cos"), similarity
             )
             st.markdown(
                 t(
@@ -253,20 +189,9 @@ def scale_tab() -> None:
     st.subheader(t("pitfalls.combine.header"))
     versions(correct=CODE["scale.fix"], buggy=CODE["multiply"])
     lost = {how: cache.lost_dimensions(n, d, combine=how, base=base) for how in pitfalls.COMBINES}
-    show(
-        pfig.versus(
-            range(n),
-            (t("pitfalls.combine.add"), lost["add"]),
-            (t("pitfalls.combine.multiply"), lost["multiply"]),
-            title=t("pitfalls.combine.lost"),
-            x_title=t("axis.position"),
-            y_title=t("pitfalls.axis.lost"),
-        ),
-        notice=t("pitfalls.combine.lost.notice"),
-        key="lost",
-        data={"add": lost["add"], "multiply": lost["multiply"]},
-        name="pitfalls_lost_dimensions",
-    )
+    lines = [(t(f"pitfalls.combine.{how}"), lost[how]) for how in ("add", "multiply")]
+    fig = pfig.versus(range(n), *lines, **labels("pitfalls.combine.lost", "axis.position", "pitfalls.axis.lost"))
+    FIG.show("combine.lost", fig, {"add": lost["add"], "multiply": lost["multiply"]})
     st.markdown(t("pitfalls.combine.concat"))
     st.code(CODE["concat"], language="python", wrap_lines=True)
     error_box(t("pitfalls.combine.concat.error", d=d), cache.concat_error(DUMMY_SEQUENCE, d))
@@ -293,8 +218,7 @@ def shape_tab() -> None:
 def rope_tab() -> None:
     unused_controls(t("param.d_model"), reason=t("pitfalls.unused.rope"))
     st.markdown(t("pitfalls.rope.what.odd"))
-    odd_column, _ = st.columns([1, 2])
-    with odd_column:
+    with narrow():
         odd = CTL.numeric("odd", 1, posviz.MAX_DIM, 65, slider=False)
     if odd % 2:
         error_box(t("pitfalls.rope.torch", d=odd), cache.rope_odd_error(odd, base=base))
@@ -308,24 +232,16 @@ def rope_tab() -> None:
         st.info(t("pitfalls.rope.even", d=odd))
     st.subheader(t("pitfalls.rope.pairing.header"))
     st.markdown(t("pitfalls.rope.what.pairing"))
-    hd_column, _ = st.columns([1, 2])
-    with hd_column:
+    with narrow():
         head_dim = CTL.numeric("hd", 2, 256, 64, step=2, slider=True)
     versions(correct=CODE["rope.fix"], buggy=CODE["rope.bug"])
     offsets, trained, inference = cache.pairing_scores(head_dim, n, base=base)
-    show(
-        pfig.versus(
-            offsets,
-            (t("pitfalls.rope.trained"), trained),
-            (t("pitfalls.rope.inference"), inference),
-            title=t("pitfalls.rope.scores", d=head_dim),
-            x_title=t("pitfalls.axis.offset"),
-            y_title=t("pitfalls.axis.score"),
-        ),
-        notice=t("pitfalls.rope.scores.notice"),
-        key="pairing",
-        data={"offset": offsets, "interleaved": trained, "half": inference},
-        name="pitfalls_rope_pairing",
+    lines = (t("pitfalls.rope.trained"), trained), (t("pitfalls.rope.inference"), inference)
+    named = labels("pitfalls.rope.scores", "pitfalls.axis.offset", "pitfalls.axis.score", d=head_dim)
+    FIG.show(
+        "rope.scores",
+        pfig.versus(offsets, *lines, **named),
+        {"offset": offsets, "interleaved": trained, "half": inference},
     )
     st.markdown(t("pitfalls.rope.signature", gap=f"{100 * pitfalls.pairing_gap(trained, inference):.0f}"))
     st.success(t("pitfalls.rope.fix"))
@@ -334,27 +250,15 @@ def rope_tab() -> None:
 def alibi_tab() -> None:
     unused_controls(t("param.n_positions"), t("param.d_model"), t("param.base"), reason=t("pitfalls.unused.alibi"))
     st.markdown(t("pitfalls.alibi.what"))
-    heads_column, _ = st.columns([1, 2])
-    with heads_column:
+    with narrow():
         heads = CTL.numeric("heads", 1, 64, 12, slider=True)
     versions(correct=CODE["alibi.fix"], buggy=CODE["alibi.bug"])
     paper = cache.alibi_slopes(heads)
     naive = cache.naive_alibi_slopes(heads)
-    show(
-        pfig.versus_bars(
-            range(1, heads + 1),
-            (t("pitfalls.alibi.paper"), paper),
-            (t("pitfalls.alibi.naive"), naive),
-            title=t("pitfalls.alibi.slopes", n=heads),
-            x_title=t("axis.head"),
-            y_title=t("axis.slope"),
-            log_y=True,
-        ),
-        notice=t("pitfalls.alibi.slopes.notice"),
-        key="slopes",
-        data={"head": range(1, heads + 1), "paper": paper, "naive": naive},
-        name="pitfalls_alibi_slopes",
-    )
+    lines = (t("pitfalls.alibi.paper"), paper), (t("pitfalls.alibi.naive"), naive)
+    named = labels("pitfalls.alibi.slopes", "axis.head", "axis.slope", n=heads)
+    fig = pfig.versus_bars(range(1, heads + 1), *lines, **named, log_y=True)
+    FIG.show("alibi.slopes", fig, {"head": range(1, heads + 1), "paper": paper, "naive": naive})
     error = cache.slope_error(heads)
     c = int((alibi.alibi_slope_origin(heads) == 0).sum())
     key = "pitfalls.alibi.power" if c == heads else "pitfalls.alibi.signature"
@@ -382,43 +286,28 @@ def index_tab() -> None:
 def float16_tab() -> None:
     unused_controls(t("param.n_positions"), reason=t("pitfalls.unused.float16"))
     st.markdown(t("pitfalls.float16.what"))
-    span_column, _ = st.columns([1, 2])
-    with span_column:
+    with narrow():
         span = CTL.numeric("span", 2, posviz.MAX_POSITIONS, 4096, slider=False)
     versions(correct=CODE["float16.fix"], buggy=CODE["float16.bug"])
     positions, err16, err32 = cache.position_rounding(span)
-    show(
-        cache.versus_figure(
-            positions,
-            ("float32", err32),
-            ("float16", err16),
-            title=t("pitfalls.float16.rounding"),
-            x_title=t("axis.position"),
-            y_title=t("pitfalls.axis.rounding"),
-            scale=(LARGE_ERROR, t("pitfalls.reference.position")),
-        ),
-        notice=t("pitfalls.float16.rounding.notice"),
-        key="rounding",
-        data={"position": positions, "float32": err32, "float16": err16},
-        name="pitfalls_position_rounding",
+    fig = cache.versus_figure(
+        positions,
+        ("float32", err32),
+        ("float16", err16),
+        **labels("pitfalls.float16.rounding", "axis.position", "pitfalls.axis.rounding"),
+        scale=(LARGE_ERROR, t("pitfalls.reference.position")),
     )
+    FIG.show("float16.rounding", fig, {"position": positions, "float32": err32, "float16": err16})
     errors = cache.pair_errors_by_dtype(span, d, base=base, dtypes=("float16", "float32"))
     (sampled, _, worst16), (_, _, worst32) = errors["float16"], errors["float32"]
-    show(
-        cache.versus_figure(
-            sampled,
-            ("float32", worst32),
-            ("float16", worst16),
-            title=t("pitfalls.float16.error", d=d),
-            x_title=t("axis.position"),
-            y_title=t("pitfalls.axis.error"),
-            floor=(ERROR_FLOOR, t("figure.floor", floor=f"{ERROR_FLOOR:.0e}")),
-        ),
-        notice=t("pitfalls.float16.error.notice"),
-        key="fp_error",
-        data={"position": sampled, "float32": worst32, "float16": worst16},
-        name="pitfalls_float16_error",
+    fig = cache.versus_figure(
+        sampled,
+        ("float32", worst32),
+        ("float16", worst16),
+        **labels("pitfalls.float16.error", "axis.position", "pitfalls.axis.error", d=d),
+        floor=(ERROR_FLOOR, t("figure.floor", floor=f"{ERROR_FLOOR:.0e}")),
     )
+    FIG.show("float16.error", fig, {"position": sampled, "float32": worst32, "float16": worst16})
     st.markdown(
         t(
             "pitfalls.float16.signature",

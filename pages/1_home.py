@@ -7,7 +7,8 @@ import streamlit as st
 import posviz
 from posviz.lessons import attention_demo as demo
 from posviz.pages import script
-from posviz.ui import cache, controls, current_language, errors_shown, intro, show, t, widgets
+from posviz.ui import Figures, cache, controls, current_language, errors_shown, intro, t, widgets
+from posviz.ui.pagekit import labels
 
 OWN = "own"
 #: The example sentence a visitor sees first, in the language of the page.
@@ -26,6 +27,7 @@ TOUR = (
 )
 
 CTL = widgets.Controls("home")
+FIG = Figures("home")
 #: Pages beyond the families.
 TOOLS = ("inspect", "models", "lab", "compare", "pitfalls", "claims")
 
@@ -86,45 +88,28 @@ def shuffle_section(sentence: str, seed: int, positions: bool, causal: bool, bac
         (result.sorted_back, result.tokens) if back else (result.shuffled_weights, result.shuffled_tokens)
     )
     panels = (t("home.attention.written"), t("home.attention.sorted" if back else "home.attention.shuffled"))
-    show(
-        cache.attention_pair_figure(
-            result.weights,
-            right,
-            result.tokens,
-            right_tokens,
-            titles=panels,
-            title=t("home.attention"),
-            x_title=t("axis.key_token"),
-            y_title=t("axis.query_token"),
-            colorbar_title=t("home.attention.weight"),
-        ),
-        notice=t(f"home.attention.notice.{mode}"),
-        key="attention",
-        data=pd.concat(
-            {
-                panels[0]: pd.DataFrame(result.weights, index=slots(result.tokens), columns=slots(result.tokens)),
-                panels[1]: pd.DataFrame(right, index=slots(right_tokens), columns=slots(right_tokens)),
-            },
-            axis=1,
-        ),
-        name="home_attention",
+    fig = cache.attention_pair_figure(
+        result.weights,
+        right,
+        result.tokens,
+        right_tokens,
+        titles=panels,
+        **labels("home.attention", "axis.key_token", "axis.query_token"),
+        colorbar_title=t("home.attention.weight"),
     )
+    data = pd.concat(
+        {
+            panels[0]: pd.DataFrame(result.weights, index=slots(result.tokens), columns=slots(result.tokens)),
+            panels[1]: pd.DataFrame(right, index=slots(right_tokens), columns=slots(right_tokens)),
+        },
+        axis=1,
+    )
+    FIG.show("attention", fig, data, variant=mode)
     names = (t("home.distance.bar"), t("home.distance.norm"))
-    show(
-        cache.token_bars_figure(
-            result.tokens,
-            result.distance,
-            result.output_norm,
-            names=names,
-            title=t("home.distance"),
-            x_title=t("home.axis.token"),
-            y_title=t("home.axis.distance"),
-        ),
-        notice=t(f"home.distance.notice.{mode}"),
-        key="distance",
-        data={"token": list(result.tokens), "distance": result.distance, "output_norm": result.output_norm},
-        name="home_distance",
-    )
+    named = labels("home.distance", "home.axis.token", "home.axis.distance")
+    fig = cache.token_bars_figure(result.tokens, result.distance, result.output_norm, names=names, **named)
+    data = {"token": list(result.tokens), "distance": result.distance, "output_norm": result.output_norm}
+    FIG.show("distance", fig, data, variant=mode)
     st.markdown(t("home.demo.max", value=f"{result.largest_distance:.2g}", scale=f"{result.typical_norm:.2g}"))
     if mode == "causal":
         kept = [token for token, same in zip(result.tokens, result.same_prefix, strict=True) if same]

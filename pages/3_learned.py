@@ -4,28 +4,14 @@ puts in them, and what happens past their last row."""
 import streamlit as st
 
 import posviz
-from posviz import analysis, figures
+from posviz import analysis, figures, ui
 from posviz.encodings import learned
-from posviz.ui import (
-    SIMILARITY_POSITIONS,
-    block_means_heatmap,
-    cache,
-    controls,
-    errors_shown,
-    heatmap,
-    intro,
-    lazy_tabs,
-    session_tables,
-    show,
-    similarity_heatmap,
-    spectrum_views,
-    t,
-    unused_controls,
-    widgets,
-)
+from posviz.ui import SIMILARITY_POSITIONS, Figures, cache, errors_shown, heatmap, similarity_heatmap, t, widgets
 from posviz.ui.export import MAX_CSV_CELLS
+from posviz.ui.pagekit import labels
 
 CTL = widgets.Controls("learned")
+FIG = Figures("learned")
 
 FAMILY = posviz.family("learned")
 INITS = ("random", "sinusoidal")
@@ -74,11 +60,11 @@ def label(code: str) -> str:
     return t("learned.option.session", name=code.removeprefix(SESSION))
 
 
-intro("learned")
-sessions = session_tables()
+ui.intro("learned")
+sessions = ui.session_tables()
 source = None  # stays None when the chosen table cannot be built; the error is shown instead of the tabs
 with errors_shown("setting"):
-    with controls():
+    with ui.controls():
         options = [*INITS, "example", *(SESSION + name for name in sessions)]
         code = widgets.url_radio(
             t("learned.ctl.table"),
@@ -126,33 +112,27 @@ with errors_shown("setting"):
 def table_tab() -> None:
     """The table and the cosine similarity of its positions."""
     st.subheader(t("learned.section.table"))
-    labels = {"title": t("learned.table"), "x_title": t("axis.dimension"), "y_title": t("axis.position")}
+    named = labels("learned.table", "axis.dimension", "axis.position")
     closed_form = kind == "sinusoidal" and n_rows * width > MAX_CSV_CELLS
     grid = kind == "random" and max(n_rows, width) > figures.MAX_SIDE
-    notice = t(f"learned.table.notice.{kind}")
+    extra = ""
     if closed_form:  # sin_init(n, d) is sinusoidal(n, d): its block means in closed form, the table never held
         data = cache.sinusoidal_block_means(n_rows, width, max_side=figures.MAX_SIDE)
-        fig = block_means_heatmap(data, (n_rows, width), colorbar_title="PE", **labels)
+        fig = ui.block_means_heatmap(data, (n_rows, width), colorbar_title="PE", **named)
     elif grid:  # real entries of a large random table on a grid of rows and columns, only those rows drawn
         positions, dims, data = cache.random_grid(source.ref, figures.MAX_SIDE)
         spacing = {"dy": (n_rows - 1) / max(positions.size - 1, 1), "dx": (width - 1) / max(dims.size - 1, 1)}
-        fig = heatmap(data, colorbar_title="PE", **labels, **spacing)
-        notice += " " + t("learned.table.grid", rows=positions.size, n=n_rows, cols=dims.size, d=width)
+        fig = heatmap(data, colorbar_title="PE", **named, **spacing)
+        extra = t("learned.table.grid", rows=positions.size, n=n_rows, cols=dims.size, d=width)
     else:
         data = source.table
-        fig = heatmap(data, colorbar_title="PE", **labels)
-    show(fig, notice=notice, key="table", data=data, name="learned_table")
+        fig = heatmap(data, colorbar_title="PE", **named)
+    FIG.show("table", fig, data, variant=kind, extra=extra)
     if closed_form:
         positions, sim = cache.sinusoidal_similarity(n_rows, width, SIMILARITY_POSITIONS)
     else:
         positions, sim = cache.sampled_similarity(source.ref, SIMILARITY_POSITIONS)
-    show(
-        similarity_heatmap(sim, positions, n_rows),
-        notice=t(f"learned.similarity.notice.{kind}"),
-        key="similarity",
-        data=sim,
-        name="learned_similarity",
-    )
+    FIG.show("similarity", similarity_heatmap(sim, positions, n_rows), sim, variant=kind)
 
 
 def projection_tab() -> None:
@@ -167,21 +147,16 @@ def projection_tab() -> None:
         horizontal=True,
     )
     where, coords = cache.sampled_projection(source.ref, PROJECTION_POSITIONS[method], method=method)
-    show(
-        figures.positions_path(
-            where,
-            coords,
-            title=t("learned.projection.title", method=t(f"learned.projection.{method}")),
-            x_title=t("learned.axis.component", k=1),
-            y_title=t("learned.axis.component", k=2),
-            colorbar_title=t("axis.position"),
-        ),
-        notice=t(f"learned.projection.notice.{kind}")
-        + (" " + t("learned.sampled", shown=len(where), n=n_rows) if len(where) < n_rows else ""),
-        key="projection",
-        data={"position": where, "x": coords[:, 0], "y": coords[:, 1]},
-        name="learned_projection",
+    fig = figures.positions_path(
+        where,
+        coords,
+        title=t("learned.projection.title", method=t(f"learned.projection.{method}")),
+        x_title=t("learned.axis.component", k=1),
+        y_title=t("learned.axis.component", k=2),
+        colorbar_title=t("axis.position"),
     )
+    sampled = t("learned.sampled", shown=len(where), n=n_rows) if len(where) < n_rows else ""
+    FIG.show("projection", fig, {"position": where, "x": coords[:, 0], "y": coords[:, 1]}, variant=kind, extra=sampled)
 
 
 def spectrum_tab() -> None:
@@ -196,7 +171,7 @@ def spectrum_tab() -> None:
     else:
         spectrum = cache.position_spectrum(source.ref)
         sinusoidal = cache.sinusoidal_spectrum(n_rows, width).mean_power
-    spectrum_views(
+    ui.spectrum_views(
         spectrum,
         width,
         table_name=label(code),
@@ -206,20 +181,17 @@ def spectrum_tab() -> None:
     )
 
 
-def probe_chart(probes: dict, n: int, d: int, *, title: str, notice: str, key: str) -> None:
-    """The probe errors of tables of n rows and d columns, beside always guessing the middle; at most
-    PROBE_POSITIONS evenly spaced positions are read, and the notice says so when that is fewer than n."""
+def probe_chart(probes: dict, n: int, d: int, *, title: str, variant: str, chart: str) -> None:
+    """The probe errors of tables of n rows and d columns, beside always guessing the middle, captioned by
+    ``learned.probe.notice.<variant>``; at most PROBE_POSITIONS evenly spaced positions are read, and the caption
+    says so when that is fewer than n."""
     guess = cache.constant_guess_error(n)
     names, values = [*probes, t("learned.probe.guess")], [*probes.values(), guess]
-    if n > PROBE_POSITIONS:
-        notice += " " + t("learned.probe.sampled", shown=len(analysis.evenly_spaced(n, PROBE_POSITIONS)), n=n)
-    show(
-        figures.bars(names, values, title=title, x_title=t("learned.axis.table"), y_title=t("learned.axis.probe")),
-        notice=notice,
-        key=key,
-        data={"table": names, "mean_abs_error": values},
-        name=f"learned_{key.replace('-', '_')}",
-    )
+    shown = len(analysis.evenly_spaced(n, PROBE_POSITIONS))
+    sampled = t("learned.probe.sampled", shown=shown, n=n) if n > PROBE_POSITIONS else ""
+    fig = figures.bars(names, values, **labels(title, "learned.axis.table", "learned.axis.probe", n=n, d=d))
+    data = {"table": names, "mean_abs_error": values}
+    FIG.show("probe", fig, data, variant=variant, suffix=variant, extra=sampled, chart=chart)
 
 
 def initial_probes(n: int, d: int) -> dict:
@@ -243,17 +215,10 @@ def probe_tab() -> None:
     the two starts of its shape."""
     st.subheader(t("learned.section.probe"))
     if registry:  # the random and sinusoidal tables of the controls' size, then the trained example
-        unused_controls(t("learned.ctl.table"), reason=t("learned.unused.probe"))
+        ui.unused_controls(t("learned.ctl.table"), reason=t("learned.unused.probe"))
         probes = initial_probes(n_rows, width)
         probe_metrics(probes)
-        probe_chart(
-            probes,
-            n_rows,
-            width,
-            title=t("learned.probe.title", n=n_rows, d=width),
-            notice=t("learned.probe.notice.init"),
-            key="probe",
-        )
+        probe_chart(probes, n_rows, width, title="learned.probe.title", variant="init", chart="probe")
         trained = Source("example", None, cache.example_table())
     else:
         trained = source
@@ -261,14 +226,8 @@ def probe_tab() -> None:
     probes = {**initial_probes(tn, td), label(trained.code): cache.sampled_position_probe(trained.ref, PROBE_POSITIONS)}
     if not registry:
         probe_metrics(probes)
-    probe_chart(
-        probes,
-        tn,
-        td,
-        title=t("learned.probe.title.trained", n=tn, d=td),
-        notice=t("learned.probe.notice.example" if trained.code == "example" else "learned.probe.notice.session"),
-        key="probe-trained",
-    )
+    which = "example" if trained.code == "example" else "session"
+    probe_chart(probes, tn, td, title="learned.probe.title.trained", variant=which, chart="probe-trained")
 
 
 def past_tab() -> None:
@@ -285,15 +244,8 @@ def past_tab() -> None:
         st.code(cache.lookup_error(n_rows, n_rows), language=None, wrap_lines=True)
     for method in learned.EXTENSIONS:
         where, sim = cache.extended_similarity(source.ref, longer, method, SIMILARITY_POSITIONS)
-        show(
-            similarity_heatmap(
-                sim, where, longer, title=t(f"learned.past.{method}", n=n_rows, longer=longer, last=longer - 1)
-            ),
-            notice=t(f"learned.past.{method}.notice"),
-            key=f"past-{method}",
-            data=sim,
-            name=f"learned_{method}_similarity",
-        )
+        title = t(f"learned.past.{method}", n=n_rows, longer=longer, last=longer - 1)
+        FIG.show(f"past.{method}", similarity_heatmap(sim, where, longer, title=title), sim)
 
 
 DRAW = {
@@ -304,4 +256,4 @@ DRAW = {
     "past": past_tab,
 }
 if source is not None:
-    lazy_tabs("learned", DRAW)  # only the open tab computes
+    ui.lazy_tabs("learned", DRAW)  # only the open tab computes

@@ -1,15 +1,19 @@
 """RoPE: pairs turning with the position, a score that depends on m - n only, its decay, the two pair layouts,
 partial rotation, the context-extension scalings side by side and any model's config.json."""
 
+import functools
+
 import streamlit as st
 
 import posviz
 from posviz.encodings import rope, rope_configs
 from posviz.figures import rope as rope_figures
 from posviz.pages import script
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
+from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, t, unused_controls, widgets
+from posviz.ui.pagekit import labels
 
 CTL = widgets.Controls("rope")
+FIG = Figures("rope")
 
 FAMILY = posviz.family("rope")
 DECAY_BASES = (10_000.0, 500_000.0, 1_000_000.0)
@@ -21,21 +25,8 @@ CHECK_POSITIONS = 8
 def angle_table(n, head_dim, base):
     params = (("base", base), ("head_dim", head_dim), ("n_positions", n))
     table = cache.family_table(FAMILY.key, params)
-    show(
-        heatmap(
-            table,
-            title=t("rope.table"),
-            x_title=t("axis.pair"),
-            y_title=t("axis.position"),
-            zmin=-1.0,
-            zmax=1.0,
-            colorbar_title="cos",
-        ),
-        notice=t("rope.table.notice"),
-        key="table",
-        data=table,
-        name="rope-cos-angle",
-    )
+    named = labels("rope.table", "axis.pair", "axis.position")
+    FIG.show("table", heatmap(table, **named, zmin=-1.0, zmax=1.0, colorbar_title="cos"), table)
 
 
 @st.fragment
@@ -68,7 +59,7 @@ def animation(head_dim, base):
         data = {"position": positions}
         for j, i in enumerate(pairs):
             data[f"pair{int(i)}_a"], data[f"pair{int(i)}_b"] = trajectory[:, j, 0], trajectory[:, j, 1]
-        show(fig, notice=t("rope.anim.notice"), key="anim", data=data, name="rope-rotation")
+        FIG.show("anim", fig, data)
 
 
 @st.fragment
@@ -92,43 +83,25 @@ def scores(n, head_dim, base):
         plain, shifted, diff = cache.rope_shifted_scores(k, head_dim, shift, base=base, seed=seed)
         # one colour scale for the three maps of this tab: -1 .. 1 for q = k = ones (S is a mean of cosines)
         reach = 1.0 if seed is None else rope_figures.symmetric_reach(matrix, plain, shifted)
-        show(
-            heatmap(
-                matrix,
-                title=t("rope.scores"),
-                x_title=t("axis.key_position"),
-                y_title=t("axis.query_position"),
-                zmin=-reach,
-                zmax=reach,
-                colorbar_title="q·k / d",
-            ),
-            notice=t("rope.scores.notice"),
-            key="scores",
-            data=matrix,
-            name="rope-scores",
+        scale = {"zmin": -reach, "zmax": reach, "colorbar_title": "q·k / d"}
+        FIG.show(
+            "scores",
+            heatmap(matrix, **labels("rope.scores", "axis.key_position", "axis.query_position"), **scale),
+            matrix,
         )
         fig = cache.heatmap_pair_figure(
             plain,
             shifted,
             subtitles=(t("rope.shift.left"), t("rope.shift.right", s=shift)),
-            title=t("rope.shift", k=k, diff=f"{diff:.2g}"),
-            x_title=t("axis.key_position"),
-            y_title=t("axis.query_position"),
-            zmin=-reach,
-            zmax=reach,
-            colorbar_title="q·k / d",
+            **labels("rope.shift", "axis.key_position", "axis.query_position", k=k, diff=f"{diff:.2g}"),
+            **scale,
         )
-        show(
-            fig,
-            notice=t("rope.shift.notice"),
-            key="shift_fig",
-            data={"S": plain.ravel(), "S_shifted": shifted.ravel()},
-            name="rope-shift",
-        )
+        FIG.show("shift", fig, {"S": plain.ravel(), "S_shifted": shifted.ravel()}, chart="shift_fig")
 
 
 @st.fragment
 def decay(head_dim, base):
+    unused_controls(t("param.n_positions"), reason=t("rope.unused.decay"))
     st.subheader(t("rope.decay.header"))
     st.latex(r"\frac{1}{d/2}\sum_{j=1}^{d/2}\lvert S_j\rvert,\qquad S_j=\sum_{i=0}^{j-1} e^{\mathrm{i}(m-n)\theta_i}")
     reach = CTL.numeric("decay_len", 16, 32768, 1024, marks=widgets.POWERS_OF_TWO)
@@ -138,20 +111,17 @@ def decay(head_dim, base):
             distances, bound, envelope = cache.rope_decay_profile(int(reach), head_dim, base=b, points=DECAY_POINTS)
             curves[t("rope.decay.base", base=f"{b:,.0f}")] = (bound, envelope)
         fig = cache.decay_bounds_figure(
-            distances,
-            curves,
-            title=t("rope.decay", d=head_dim),
-            x_title=t("rope.axis.distance"),
-            y_title=t("rope.axis.bound"),
+            distances, curves, **labels("rope.decay", "rope.axis.distance", "rope.axis.bound", d=head_dim)
         )
         data = {"distance": distances}
         for name, (bound, envelope) in curves.items():
             data[f"{name}: bound"], data[f"{name}: envelope"] = bound, envelope
-        show(fig, notice=t("rope.decay.notice"), key="decay", data=data, name="rope-decay")
+        FIG.show("decay", fig, data)
 
 
 @st.fragment
 def layouts(base):
+    unused_controls(t("param.n_positions"), t("param.head_dim"), reason=t("rope.unused.layouts"))
     st.subheader(t("rope.layouts.header"))
     st.latex(r"x^{\text{half}} = x^{\text{interleaved}}[p],\quad p = (0, 2, 4, \dots, r-2,\; 1, 3, \dots, r-1)")
     d = CTL.numeric("perm_d", 2, 32, 8, step=2, slider=True)
@@ -159,30 +129,16 @@ def layouts(base):
         perm = cache.interleaved_to_half(d)
         inter, half = cache.layout_pair_index(d)
         rows = [t("rope.layouts.row.interleaved"), t("rope.layouts.row.half"), t("rope.layouts.row.perm")]
-        fig = cache.index_map_figure([inter, half, perm], rows, title=t("rope.layouts"), x_title=t("axis.dimension"))
-        show(
-            fig,
-            notice=t("rope.layouts.notice"),
-            key="layouts",
-            data={"dimension": range(d), "pair_interleaved": inter, "pair_half": half, "p": perm},
-            name="rope-layouts",
-        )
+        fig = cache.index_map_figure([inter, half, perm], rows, **labels("rope.layouts", "axis.dimension"))
+        FIG.show("layouts", fig, {"dimension": range(d), "pair_interleaved": inter, "pair_half": half, "p": perm})
         a, b, diff = cache.rope_layout_check(d, CHECK_POSITIONS, base=base)
         fig = cache.heatmap_pair_figure(
             a,
             b,
             subtitles=(t("rope.check.left"), t("rope.check.right")),
-            title=t("rope.check", diff=f"{diff:.2g}"),
-            x_title=t("axis.dimension"),
-            y_title=t("axis.position"),
+            **labels("rope.check", "axis.dimension", "axis.position", diff=f"{diff:.2g}"),
         )
-        show(
-            fig,
-            notice=t("rope.check.notice"),
-            key="check",
-            data={"interleaved_then_p": a.ravel(), "p_then_half": b.ravel()},
-            name="rope-layout-check",
-        )
+        FIG.show("check", fig, {"interleaved_then_p": a.ravel(), "p_then_half": b.ravel()})
 
 
 @st.fragment
@@ -206,16 +162,8 @@ def partial(n, head_dim, base):
         )
     with errors_shown("setting"):
         table, rotates = cache.partial_rotary_table(n, head_dim, round(prf, 2), base=base, layout=layout)
-        fig = heatmap(
-            table,
-            title=t("rope.partial", r=int(rotates.sum()), d=head_dim),
-            x_title=t("axis.dimension"),
-            y_title=t("axis.position"),
-            zmin=-1.5,
-            zmax=1.5,
-            colorbar_title="RoPE(1)",
-        )
-        show(fig, notice=t("rope.partial.notice"), key="partial", data=table, name="rope-partial")
+        named = labels("rope.partial", "axis.dimension", "axis.position", r=int(rotates.sum()), d=head_dim)
+        FIG.show("partial", heatmap(table, **named, zmin=-1.5, zmax=1.5, colorbar_title="RoPE(1)"), table)
 
 
 def method_labels():
@@ -224,6 +172,7 @@ def method_labels():
 
 @st.fragment
 def extension(head_dim, base):
+    unused_controls(t("param.n_positions"), reason=t("rope.unused.extension"))
     st.subheader(t("rope.ext.header"))
     st.latex(
         r"\lambda_i = \frac{2\pi}{\theta_i},\qquad \rho_i = \frac{\theta_i^{\text{scaled}}}{\theta_i},\qquad"
@@ -239,67 +188,33 @@ def extension(head_dim, base):
     with errors_shown("setting"):
         current = original * min(share, factor)
         cmp = cache.compare_scalings(head_dim, base, float(factor), original, current)
-        labels = method_labels()
+        methods = method_labels()
         pairs = range(cmp.original.size)
-        series = {t("rope.method.none"): cmp.original_wavelength, **dict(zip(labels, cmp.wavelength, strict=True))}
+        series = {t("rope.method.none"): cmp.original_wavelength, **dict(zip(methods, cmp.wavelength, strict=True))}
         contexts = {
             t("rope.ext.orig", L=f"{original:,}"): original,
             t("rope.ext.target", L=f"{factor * original:,}"): factor * original,
         }
-        fig = cache.rope_wavelengths_figure(
-            pairs,
-            series,
-            contexts,
-            title=t("rope.ext.wavelength", cur=f"{current:,}"),
-            x_title=t("axis.pair"),
-            y_title=t("rope.axis.wavelength"),
-        )
-        show(
-            fig,
-            notice=t("rope.ext.wavelength.notice"),
-            key="ext_wave",
-            data={"pair": pairs, **series},
-            name="rope-extension-wavelengths",
+        named = labels("rope.ext.wavelength", "axis.pair", "rope.axis.wavelength", cur=f"{current:,}")
+        FIG.show(
+            "ext.wavelength", cache.rope_wavelengths_figure(pairs, series, contexts, **named), {"pair": pairs, **series}
         )
         class_labels = [t(f"rope.class.{c}") for c in rope.PAIR_CLASSES]
-        fig = cache.class_map_figure(
-            cmp.classes,
-            cmp.ratio,
-            labels,
-            class_labels,
-            title=t("rope.ext.classes"),
-            x_title=t("axis.pair"),
-            ratio_label="θ′/θ",
-        )
-        show(
-            fig,
-            notice=t("rope.ext.classes.notice"),
-            key="ext_classes",
-            data={
-                "pair": pairs,
-                **{f"{m}_ratio": r for m, r in zip(cmp.methods, cmp.ratio, strict=True)},
-                **{f"{m}_class": c for m, c in zip(cmp.methods, cmp.classes, strict=True)},
-            },
-            name="rope-extension-classes",
-        )
-        fig = cache.bars_figure(
-            labels,
-            cmp.attention_factor,
-            title=t("rope.ext.attention"),
-            x_title=t("rope.axis.method"),
-            y_title=t("rope.axis.attention"),
-        )
-        show(
-            fig,
-            notice=t("rope.ext.attention.notice"),
-            key="ext_attention",
-            data={"method": list(cmp.methods), "attention_factor": cmp.attention_factor},
-            name="rope-extension-attention",
-        )
+        named = labels("rope.ext.classes", "axis.pair")
+        fig = cache.class_map_figure(cmp.classes, cmp.ratio, methods, class_labels, **named, ratio_label="θ′/θ")
+        data = {
+            "pair": pairs,
+            **{f"{m}_ratio": r for m, r in zip(cmp.methods, cmp.ratio, strict=True)},
+            **{f"{m}_class": c for m, c in zip(cmp.methods, cmp.classes, strict=True)},
+        }
+        FIG.show("ext.classes", fig, data)
+        named = labels("rope.ext.attention", "rope.axis.method", "rope.axis.attention")
+        fig = cache.bars_figure(methods, cmp.attention_factor, **named)
+        FIG.show("ext.attention", fig, {"method": list(cmp.methods), "attention_factor": cmp.attention_factor})
         counts = cmp.counts()
         st.dataframe(
             {
-                t("rope.axis.method"): labels,
+                t("rope.axis.method"): methods,
                 **{label: counts[:, c] for c, label in enumerate(class_labels)},
                 t("rope.axis.attention"): cmp.attention_factor,
             },
@@ -329,17 +244,9 @@ def dynamic_growth(factor: int, original: int, current: int):
             series,
             {t("rope.ext.dynamic.target", s=factor): float(factor)},
             {t("rope.ext.dynamic.now", cur=f"{current:,}"): float(current)},
-            title=t("rope.ext.dynamic", L=f"{original:,}"),
-            x_title=t("rope.axis.length"),
-            y_title=t("rope.axis.scale"),
+            **labels("rope.ext.dynamic", "rope.axis.length", "rope.axis.scale", L=f"{original:,}"),
         )
-        show(
-            fig,
-            notice=t("rope.ext.dynamic.notice"),
-            key="ext_dynamic",
-            data={"length": lengths, **series},
-            name="rope-dynamic-ntk-scale",
-        )
+        FIG.show("ext.dynamic", fig, {"length": lengths, **series})
 
 
 def models_hint(text: str) -> None:
@@ -409,48 +316,15 @@ def config_explorer():
         series = {t("rope.cfg.plain"): found.plain_wavelength, t("rope.cfg.scaled"): found.scaled_wavelength}
         pairs = range(found.plain.size)
         fig = rope_figures.wavelengths(
-            pairs,
-            series,
-            contexts,
-            title=t("rope.cfg.wavelength"),
-            x_title=t("axis.pair"),
-            y_title=t("rope.axis.wavelength"),
+            pairs, series, contexts, **labels("rope.cfg.wavelength", "axis.pair", "rope.axis.wavelength")
         )
-        show(
-            fig,
-            notice=t("rope.cfg.notice"),
-            key="cfg_wave",
-            data={"pair": pairs, "inv_freq": found.plain, "inv_freq_scaled": found.scaled},
-            name="rope-config",
-        )
+        data = {"pair": pairs, "inv_freq": found.plain, "inv_freq_scaled": found.scaled}
+        FIG.show("cfg", fig, data, chart="cfg_wave")
 
 
 def rotation_tab():
     angle_table(n, head_dim, base)
     animation(head_dim, base)
-
-
-def scores_tab():
-    scores(n, head_dim, base)
-
-
-def decay_tab():
-    unused_controls(t("param.n_positions"), reason=t("rope.unused.decay"))
-    decay(head_dim, base)
-
-
-def layouts_tab():
-    unused_controls(t("param.n_positions"), t("param.head_dim"), reason=t("rope.unused.layouts"))
-    layouts(base)
-
-
-def partial_tab():
-    partial(n, head_dim, base)
-
-
-def extension_tab():
-    unused_controls(t("param.n_positions"), reason=t("rope.unused.extension"))
-    extension(head_dim, base)
 
 
 intro("rope")
@@ -468,11 +342,11 @@ with errors_shown("setting"):
     valid = True
 DRAW = {
     "rotation": rotation_tab,
-    "scores": scores_tab,
-    "decay": decay_tab,
-    "layouts": layouts_tab,
-    "partial": partial_tab,
-    "extension": extension_tab,
+    "scores": functools.partial(scores, n, head_dim, base),
+    "decay": functools.partial(decay, head_dim, base),
+    "layouts": functools.partial(layouts, base),
+    "partial": functools.partial(partial, n, head_dim, base),
+    "extension": functools.partial(extension, head_dim, base),
     "config": config_explorer,
 }
 if not valid:  # the error above names the bad size; only the config.json tab has its own inputs

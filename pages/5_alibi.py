@@ -6,9 +6,11 @@ import streamlit as st
 import posviz
 from posviz import figures
 from posviz.figures import alibi as alibi_figures
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, show, t, unused_controls, widgets
+from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, t, unused_controls, widgets
+from posviz.ui.pagekit import labels
 
 CTL = widgets.Controls("alibi")
+FIG = Figures("alibi")
 
 FAMILY = posviz.family("alibi")
 CHECKED_HEAD_COUNTS = (8, 12, 16)
@@ -37,39 +39,18 @@ def agreeing_heads(agree) -> str:
 
 def bias_tab():
     """Every head's slope, and the bias matrix of the chosen head."""
-    show(
-        cache.slopes_by_origin_figure(
-            tuple(str(h) for h in range(n_heads)),
-            slopes,
-            origin,
-            origin_names,
-            title=t("alibi.slopes"),
-            x_title=t("axis.head"),
-            y_title=t("axis.slope"),
-        ),
-        notice=t("alibi.slopes.notice.power" if c == n_heads else "alibi.slopes.notice"),
-        key="slopes",
-        data={"head": range(n_heads), "slope": slopes, "from_2c_heads": origin},
-        name="alibi-slopes",
+    heads = tuple(str(h) for h in range(n_heads))
+    fig = cache.slopes_by_origin_figure(
+        heads, slopes, origin, origin_names, **labels("alibi.slopes", "axis.head", "axis.slope")
     )
+    data = {"head": range(n_heads), "slope": slopes, "from_2c_heads": origin}
+    FIG.show("slopes", fig, data, variant="power" if c == n_heads else None)
 
     params = (("causal", causal), ("head", head), ("n_heads", n_heads), ("seq_len", seq_len))
     bias = cache.family_table(FAMILY.key, params)
-    show(
-        heatmap(
-            bias,
-            title=t("alibi.bias", head=head, slope=f"{slopes[head]:.4g}"),
-            x_title=t("axis.key_position"),
-            y_title=t("axis.query_position"),
-            colorscale="Viridis",
-            zmid=None,
-            colorbar_title=t("axis.bias"),
-        ),
-        notice=t("alibi.bias.notice.causal" if causal else "alibi.bias.notice.symmetric"),
-        key="bias",
-        data=bias,
-        name=f"alibi-bias-head{head}",
-    )
+    named = labels("alibi.bias", "axis.key_position", "axis.query_position", head=head, slope=f"{slopes[head]:.4g}")
+    fig = heatmap(bias, **named, colorscale="Viridis", zmid=None, colorbar_title=t("axis.bias"))
+    FIG.show("bias", fig, bias, variant="causal" if causal else "symmetric", suffix=f"head{head}")
 
 
 def origin_tab():
@@ -84,20 +65,10 @@ def origin_tab():
         )
         ladder, use = cache.alibi_slope_ladder(n_heads)
         closest = len(use) // 2
-        show(
-            alibi_figures.slope_ladder(
-                ladder,
-                use,
-                origin_names,
-                title=t("alibi.ladder", n=n_heads, c=closest, c2=2 * closest),
-                x_title=t("alibi.ladder.x"),
-                y_title=t("axis.slope"),
-            ),
-            notice=t("alibi.ladder.notice.power" if closest == n_heads else "alibi.ladder.notice"),
-            key="ladder",
-            data={"h": range(1, len(use) + 1), "slope_of_2c_heads": ladder, "use": use},
-            name="alibi-slope-origin",
-        )
+        named = labels("alibi.ladder", "alibi.ladder.x", "axis.slope", n=n_heads, c=closest, c2=2 * closest)
+        data = {"h": range(1, len(use) + 1), "slope_of_2c_heads": ladder, "use": use}
+        fig = alibi_figures.slope_ladder(ladder, use, origin_names, **named)
+        FIG.show("ladder", fig, data, variant="power" if closest == n_heads else None)
 
 
 def article_tab():
@@ -127,23 +98,15 @@ def article_tab():
                     t("alibi.article.col.article_min"): f"{article.min():.4g}",
                 }
             )
-        show(
-            alibi_figures.formula_check(
-                series,
-                (t("alibi.article.paper"), t("alibi.article.article")),
-                title=t("alibi.article"),
-                x_title=t("axis.head"),
-                y_title=t("axis.slope"),
-            ),
-            notice=t("alibi.article.notice"),
-            key="article",
-            data={
-                f"{n}_heads_{rule}": values
-                for n, (paper, article) in zip(CHECKED_HEAD_COUNTS, series.values(), strict=True)
-                for rule, values in (("paper", paper), ("article", article))
-            },
-            name="alibi-article-vs-paper",
+        fig = alibi_figures.formula_check(
+            series, (paper_rule, article_rule), **labels("alibi.article", "axis.head", "axis.slope")
         )
+        data = {
+            f"{n}_heads_{rule}": values
+            for n, (paper, article) in zip(CHECKED_HEAD_COUNTS, series.values(), strict=True)
+            for rule, values in (("paper", paper), ("article", article))
+        }
+        FIG.show("article", fig, data)
         st.dataframe(pd.DataFrame(rows), hide_index=True)
 
 
@@ -183,35 +146,15 @@ def row_tab():
         )
         names = _head_names(shown, slopes)
         lines = {t("alibi.row.no_bias"): without} | {names[h]: with_bias[k] for k, h in enumerate(shown)}
-        show(
-            figures.lines(
-                range(query + 1),
-                lines,
-                title=t("alibi.row", i=query),
-                x_title=t("axis.key_position"),
-                y_title=t("alibi.axis.weight"),
-            ),
-            notice=t("alibi.row.notice"),
-            key="row",
-            data={"key_position": range(query + 1)} | lines,
-            name=f"alibi-softmax-row{query}",
+        fig = figures.lines(
+            range(query + 1), lines, **labels("alibi.row", "axis.key_position", "alibi.axis.weight", i=query)
         )
+        FIG.show("row", fig, {"key_position": range(query + 1)} | lines, suffix=query)
         span = cache.alibi_span(n_heads, 0.01)
         st.latex(r"d_h = \frac{\ln 100}{m_h} \approx \frac{4.6}{m_h}")
-        show(
-            figures.bars(
-                [str(h) for h in range(n_heads)],
-                span,
-                title=t("alibi.span"),
-                x_title=t("axis.head"),
-                y_title=t("alibi.axis.distance"),
-                log_y=True,
-            ),
-            notice=t("alibi.span.notice"),
-            key="span",
-            data={"head": range(n_heads), "slope": slopes, "span_1_percent": span},
-            name="alibi-span",
-        )
+        named = labels("alibi.span", "axis.head", "alibi.axis.distance")
+        fig = figures.bars([str(h) for h in range(n_heads)], span, **named, log_y=True)
+        FIG.show("span", fig, {"head": range(n_heads), "slope": slopes, "span_1_percent": span})
 
 
 def long_tab():
@@ -225,39 +168,16 @@ def long_tab():
         names = _head_names(few, slopes)
         far = cache.alibi_distance_bias(n_heads, 4 * train)
         distance_lines = {names[h]: far[h] for h in few}
-        show(
-            cache.lines_with_marker_figure(
-                range(4 * train + 1),
-                distance_lines,
-                marker=train,
-                marker_text=t("alibi.train_len", n=train),
-                title=t("alibi.far"),
-                x_title=t("alibi.axis.distance"),
-                y_title=t("axis.bias"),
-            ),
-            notice=t("alibi.far.notice"),
-            key="far",
-            data={"distance": range(4 * train + 1)} | distance_lines,
-            name="alibi-bias-by-distance",
-        )
+        trained = {"marker": train, "marker_text": t("alibi.train_len", n=train)}
+        named = labels("alibi.far", "alibi.axis.distance", "axis.bias")
+        fig = cache.lines_with_marker_figure(range(4 * train + 1), distance_lines, **trained, **named)
+        FIG.show("far", fig, {"distance": range(4 * train + 1)} | distance_lines)
         lengths = posviz.evenly_spaced(8 * train + 1, 65)[1:]
         mass = cache.alibi_mass_beyond(n_heads, train, lengths)
         mass_lines = {names[h]: 100.0 * mass[h] for h in few}
-        show(
-            alibi_figures.lines_with_marker(
-                lengths,
-                mass_lines,
-                marker=train,
-                marker_text=t("alibi.train_len", n=train),
-                title=t("alibi.mass", n=train),
-                x_title=t("alibi.axis.seq_len"),
-                y_title=t("alibi.axis.percent"),
-            ),
-            notice=t("alibi.mass.notice"),
-            key="mass",
-            data={"seq_len": lengths} | mass_lines,
-            name="alibi-mass-beyond-train-len",
-        )
+        named = labels("alibi.mass", "alibi.axis.seq_len", "alibi.axis.percent", n=train)
+        fig = alibi_figures.lines_with_marker(lengths, mass_lines, **trained, **named)
+        FIG.show("mass", fig, {"seq_len": lengths} | mass_lines)
 
 
 intro("alibi")

@@ -6,10 +6,14 @@ import streamlit as st
 import posviz
 from posviz.encodings import relative
 from posviz.figures import alibi as line_figures
-from posviz.ui import cache, controls, heatmap, intro, lazy_tabs, session_tables, show, t, widgets
+from posviz.ui import Figures, cache, controls, heatmap, intro, lazy_tabs, session_tables, t, widgets
+from posviz.ui.pagekit import labels
 
 SHAW, T5 = posviz.family("shaw"), posviz.family("t5")
 T5_TABLE = "relative_attention_bias"
+FIG = Figures("relative")
+#: The axes of a (query, key) matrix.
+PAIRS = ("axis.key_position", "axis.query_position")
 
 
 def _learned_t5_table():
@@ -31,38 +35,20 @@ def shaw_tab() -> None:
             clip = widgets.number(SHAW.param("max_relative_position"), key="shaw_k", maximum=128)
     st.latex(r"a_{ij} = \operatorname{clip}(j - i,\,-k,\,k) + k \in \{0, \dots, 2k\}")
     index = cache.family_table(SHAW.key, (("max_relative_position", clip), ("seq_len", length)))
-    show(
-        heatmap(
-            index,
-            title=t("relative.shaw.index", k=clip),
-            x_title=t("axis.key_position"),
-            y_title=t("axis.query_position"),
-            colorscale="RdBu_r",
-            zmid=float(clip),
-            colorbar_title=t("axis.index"),
-        ),
-        notice=t("relative.shaw.notice"),
-        key="shaw",
-        data=index,
-        name="shaw-index",
+    named = labels("relative.shaw.index", *PAIRS, k=clip)
+    FIG.show(
+        "shaw", heatmap(index, **named, colorscale="RdBu_r", zmid=float(clip), colorbar_title=t("axis.index")), index
     )
     lengths = tuple(range(1, max(4 * clip, 2 * length) + 1))
     distinct = cache.shaw_distinct_count(lengths, clip)
-    show(
-        cache.lines_with_marker_figure(
-            lengths,
-            {t("relative.shaw.distinct.y"): distinct},
-            marker=clip + 1,
-            marker_text=t("relative.shaw.distinct.marker", n=clip + 1),
-            title=t("relative.shaw.distinct", k=clip, total=2 * clip + 1),
-            x_title=t("param.seq_len"),
-            y_title=t("relative.shaw.distinct.y"),
-        ),
-        notice=t("relative.shaw.distinct.notice"),
-        key="shaw_distinct",
-        data={"seq_len": lengths, "distinct_embeddings": distinct},
-        name="shaw-distinct-embeddings",
+    fig = cache.lines_with_marker_figure(
+        lengths,
+        {t("relative.shaw.distinct.y"): distinct},
+        marker=clip + 1,
+        marker_text=t("relative.shaw.distinct.marker", n=clip + 1),
+        **labels("relative.shaw.distinct", "param.seq_len", "relative.shaw.distinct.y", k=clip, total=2 * clip + 1),
     )
+    FIG.show("shaw.distinct", fig, {"seq_len": lengths, "distinct_embeddings": distinct})
 
 
 def t5_tab() -> None:
@@ -80,20 +66,9 @@ def t5_tab() -> None:
     kwargs = {"bidirectional": bidirectional, "num_buckets": buckets, "max_distance": max_distance}
     params = tuple(sorted(kwargs.items())) + (("seq_len", length),)
     matrix = cache.family_table(T5.key, tuple(sorted(params)))
-    show(
-        heatmap(
-            matrix,
-            title=t("relative.t5.matrix"),
-            x_title=t("axis.key_position"),
-            y_title=t("axis.query_position"),
-            colorscale="Turbo",
-            zmid=None,
-            colorbar_title=t("axis.bucket"),
-        ),
-        notice=t("relative.t5.matrix.notice"),
-        key="t5",
-        data=matrix,
-        name="t5-buckets",
+    named = labels("relative.t5.matrix", *PAIRS)
+    FIG.show(
+        "t5.matrix", heatmap(matrix, **named, colorscale="Turbo", zmid=None, colorbar_title=t("axis.bucket")), matrix
     )
     max_exact = relative.t5_exact_region(buckets, bidirectional)
     side = buckets // 2 if bidirectional else buckets
@@ -117,42 +92,22 @@ def t5_tab() -> None:
         "log": t("relative.t5.region.log", n=max_exact, s=last_start),
         "flat": t("relative.t5.region.flat", s=last_start),
     }
-    show(
-        cache.bucket_curve_figure(
-            offsets,
-            curve,
-            max_exact=max_exact,
-            last_start=last_start,
-            bidirectional=bidirectional,
-            region_names=regions,
-            title=t("relative.t5.curve"),
-            x_title=t("axis.relative"),
-            y_title=t("axis.bucket"),
-        ),
-        notice=t(
-            "relative.t5.curve.notice" if last_start < max_distance else "relative.t5.curve.notice.clamp",
-            s=last_start,
-            d=max_distance,
-            top=max_distance - 1,
-        ),
-        key="t5_curve",
-        data={"relative_position": offsets, "bucket": curve},
-        name="t5-bucket-curve",
+    fig = cache.bucket_curve_figure(
+        offsets,
+        curve,
+        max_exact=max_exact,
+        last_start=last_start,
+        bidirectional=bidirectional,
+        region_names=regions,
+        **labels("relative.t5.curve", "axis.relative", "axis.bucket"),
     )
+    clamped = "clamp" if last_start >= max_distance else None
+    data = {"relative_position": offsets, "bucket": curve}
+    FIG.show("t5.curve", fig, data, variant=clamped, s=last_start, d=max_distance, top=max_distance - 1)
     sizes = cache.t5_bucket_sizes(**kwargs)
-    show(
-        cache.bars_figure(
-            tuple(str(b) for b in range(buckets)),
-            sizes,
-            title=t("relative.t5.sizes", d=max_distance),
-            x_title=t("axis.bucket"),
-            y_title=t("relative.t5.sizes.y"),
-        ),
-        notice=t("relative.t5.sizes.notice"),
-        key="t5_sizes",
-        data={"bucket": range(buckets), "relative_positions": sizes},
-        name="t5-bucket-sizes",
-    )
+    named = labels("relative.t5.sizes", "axis.bucket", "relative.t5.sizes.y", d=max_distance)
+    fig = cache.bars_figure(tuple(str(b) for b in range(buckets)), sizes, **named)
+    FIG.show("t5.sizes", fig, {"bucket": range(buckets), "relative_positions": sizes})
     unused = cache.t5_unused_buckets(**kwargs)
     listed = ", ".join(str(b) for b in unused)
     if bidirectional:
@@ -174,21 +129,10 @@ def t5_tab() -> None:
     table_kwargs = kwargs | {"num_buckets": table.shape[0]}
     flat_from = last_start if table.shape[0] == buckets else cache.t5_last_bucket_start(**table_kwargs)
     heads = {t("relative.t5.bias.head", h=h): bias[h] for h in range(bias.shape[0])}
-    show(
-        line_figures.lines_with_marker(
-            offsets,
-            heads,
-            marker=0,
-            marker_text="i = j",
-            title=title,
-            x_title=t("axis.relative"),
-            y_title=t("axis.bias"),
-        ),
-        notice=t("relative.t5.bias.notice", s=flat_from),
-        key="t5_bias",
-        data={"relative_position": offsets} | heads,
-        name="t5-bias-per-head",
+    fig = line_figures.lines_with_marker(
+        offsets, heads, marker=0, marker_text="i = j", title=title, x_title=t("axis.relative"), y_title=t("axis.bias")
     )
+    FIG.show("t5.bias", fig, {"relative_position": offsets} | heads, s=flat_from)
 
 
 DRAW = {"shaw": shaw_tab, "t5": t5_tab}

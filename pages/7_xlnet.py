@@ -7,10 +7,14 @@ import streamlit as st
 
 import posviz
 from posviz.encodings import xlnet
-from posviz.ui import cache, controls, errors_shown, intro, show, t, widgets
+from posviz.ui import Figures, cache, controls, errors_shown, intro, t, widgets
+from posviz.ui.pagekit import labels
 
 FAMILY = posviz.family("xlnet")
 CTL = widgets.Controls("xlnet")
+FIG = Figures("xlnet")
+#: The relative section's texts: Transformer-XL's (``txl.*``).
+TXL = Figures("txl")
 MAX_TOKENS = 32
 MAX_MEMORY = 16
 #: The demo head of the relative section: hidden states are the words' embeddings (``attention_demo``'s table, 16
@@ -35,28 +39,22 @@ def _listed(tokens, words) -> str:
     return ", ".join(f"{words[j]} ({j})" for j in tokens) or t("xlnet.nothing")
 
 
-def _mask(mask, title_key, notice_key, colorscale, token, words, key):
-    show(
-        cache.mask_heatmap_figure(
-            mask,
-            tuple(words),
-            token,
-            label_limit=MAX_TOKENS,
-            downsampled_note=t("figure.downsampled"),
-            title=t(title_key),
-            x_title=t("axis.key_token"),
-            y_title=t("axis.query_token"),
-            colorscale=colorscale,
-            zmin=0.0,
-            zmax=1.0,
-            zmid=None,
-            colorbar_title=t("axis.may_attend"),
-        ),
-        notice=t(notice_key),
-        key=key,
-        data=mask.astype(np.int8),
-        name=f"xlnet-{key}",
+def _mask(key, mask, colorscale, token, words):
+    """The content or query mask (``key``) of the order, the row of ``token`` marked."""
+    fig = cache.mask_heatmap_figure(
+        mask,
+        tuple(words),
+        token,
+        label_limit=MAX_TOKENS,
+        downsampled_note=t("figure.downsampled"),
+        **labels(f"xlnet.{key}", "axis.key_token", "axis.query_token"),
+        colorscale=colorscale,
+        zmin=0.0,
+        zmax=1.0,
+        zmid=None,
+        colorbar_title=t("axis.may_attend"),
     )
+    FIG.show(key, fig, mask.astype(np.int8))
 
 
 def _clamped(key: str, n: int) -> None:
@@ -87,24 +85,12 @@ def relative_positions(order, words) -> None:
     pos_emb = cache.transformer_xl_pos_emb(n, k_len, D_MODEL)
     offsets = cache.transformer_xl_offsets(n, k_len)
     half = D_MODEL // 2
-    show(
-        cache.relative_embedding_heatmap_figure(
-            pos_emb,
-            k_len,
-            title=t("txl.r"),
-            x_title=t("txl.r.x"),
-            y_title=t("txl.r.y"),
-            colorbar_title="R",
-        ),
-        notice=t("txl.r.notice", top=k_len, bottom=1 - n, half=half),
-        key="txl_r",
-        data=pd.DataFrame(
-            pos_emb,
-            index=pd.Index(offsets, name="offset"),
-            columns=[f"sin {k}" for k in range(half)] + [f"cos {k}" for k in range(half)],
-        ),
-        name="xlnet-relative-embedding",
+    fig = cache.relative_embedding_heatmap_figure(
+        pos_emb, k_len, **labels("txl.r", "txl.r.x", "txl.r.y"), colorbar_title="R"
     )
+    columns = [f"sin {k}" for k in range(half)] + [f"cos {k}" for k in range(half)]
+    data = pd.DataFrame(pos_emb, index=pd.Index(offsets, name="offset"), columns=columns)
+    TXL.show("r", fig, data, top=k_len, bottom=1 - n, half=half)
 
     st.markdown(t("txl.terms.intro"))
     st.latex(
@@ -124,45 +110,32 @@ def relative_positions(order, words) -> None:
         "position_bias": terms.position_bias[0],
         "total": terms.total[0],
     }
-    show(
-        cache.score_terms_figure(
-            keys,
-            {t(f"txl.term.{name}"): values for name, values in parts.items()},
-            title=t("txl.terms", word=words[query], query=query),
-            x_title=t("txl.keys.x", mem=mem),
-            y_title=t("txl.terms.y"),
-            mem_len=mem,
-            memory_label=t("txl.memory"),
-        ),
-        notice=t("txl.terms.notice"),
-        key="txl_terms",
-        data={"key": keys, "offset": terms.offset[0]} | parts,
-        name="xlnet-score-terms",
+    fig = cache.score_terms_figure(
+        keys,
+        {t(f"txl.term.{name}"): values for name, values in parts.items()},
+        **labels("txl.terms", "txl.keys.x", "txl.terms.y", word=words[query], query=query, mem=mem),
+        mem_len=mem,
+        memory_label=t("txl.memory"),
     )
+    TXL.show("terms", fig, {"key": keys, "offset": terms.offset[0]} | parts)
     _, sees_query = cache.visible_tokens(order, query)
     st.markdown(t("txl.kept", word=words[query], query=query, mem=mem, listed=_listed(sees_query, words)))
 
     seg = cache.segment_positions(mem, n)
-    show(
-        cache.memory_figure(
-            seg.offset,
-            seg.naive,
-            seg.collides,
-            mem,
-            title=t("txl.memory.title", mem=mem, n=n),
-            panel_titles=(t("txl.memory.top"), t("txl.memory.bottom")),
-            x_title=t("txl.keys.x", mem=mem),
-            y_title=t("txl.memory.y"),
-            offset_title="i + M − j",
-            naive_title=t("txl.memory.naive"),
-            memory_label=t("txl.memory"),
-        ),
-        notice=t("txl.memory.notice" if mem else "txl.memory.notice.none", mem=mem, n=n),
-        key="txl_memory",
-        data={"key": keys, "naive_position": seg.naive, "shares_position": seg.collides}
-        | {f"offset from query {i}": seg.offset[i] for i in range(n)},
-        name="xlnet-memory",
+    fig = cache.memory_figure(
+        seg.offset,
+        seg.naive,
+        seg.collides,
+        mem,
+        **labels("txl.memory.title", "txl.keys.x", "txl.memory.y", mem=mem, n=n),
+        panel_titles=(t("txl.memory.top"), t("txl.memory.bottom")),
+        offset_title="i + M − j",
+        naive_title=t("txl.memory.naive"),
+        memory_label=t("txl.memory"),
     )
+    data = {"key": keys, "naive_position": seg.naive, "shares_position": seg.collides}
+    data |= {f"offset from query {i}": seg.offset[i] for i in range(n)}
+    TXL.show("memory", fig, data, variant=None if mem else "none", mem=mem, n=n)
 
 
 intro("xlnet")
@@ -217,9 +190,9 @@ with errors_shown("order" if typed.strip() else "setting"):
     content, query = cache.xlnet_masks(order)
     left, right = st.columns(2)
     with left:
-        _mask(content, "xlnet.content", "xlnet.content.notice", "Blues", token, words, "content")
+        _mask("content", content, "Blues", token, words)
     with right:
-        _mask(query, "xlnet.query", "xlnet.query.notice", "Oranges", token, words, "query")
+        _mask("query", query, "Oranges", token, words)
 
     sees_content, sees_query = cache.visible_tokens(order, token)
     word = words[token]
@@ -232,22 +205,8 @@ with errors_shown("order" if typed.strip() else "setting"):
         r"g_{z_t} \leftarrow \mathrm{Attention}(Q = g_{z_t},\ KV = h_{z_{< t}})"
     )
 
-    show(
-        cache.rank_bars_figure(
-            tuple(f"{i} {w}" for i, w in enumerate(words)),
-            rank,
-            targets=targets,
-            title=t("xlnet.rank"),
-            x_title=t("axis.position"),
-            y_title=t("xlnet.rank.y"),
-        ),
-        notice=t("xlnet.rank.notice"),
-        key="rank",
-        data={
-            "position": range(len(order)),
-            "token": words,
-            "rank": rank,
-            "target": np.isin(range(len(order)), targets),
-        },
-        name="xlnet-rank",
-    )
+    tokens = tuple(f"{i} {w}" for i, w in enumerate(words))
+    fig = cache.rank_bars_figure(tokens, rank, targets=targets, **labels("xlnet.rank", "axis.position", "xlnet.rank.y"))
+    positions = range(len(order))
+    data = {"position": positions, "token": words, "rank": rank, "target": np.isin(positions, targets)}
+    FIG.show("rank", fig, data)

@@ -155,14 +155,17 @@ class Figures:
         variant: str | None = None,
         suffix: str | int | None = None,
         extra: str = "",
+        chart: str | None = None,
         **values,
     ) -> None:
         """``show`` ``fig`` as the figure ``key``: its caption the notice (``variant`` and ``values`` as in
         :meth:`notice`, then ``extra``), its files ``<page>-<key>`` (then ``-<suffix>``, for a figure of one setting:
-        ``alibi-bias-head3``)."""
+        ``alibi-bias-head3``). ``chart`` names the chart element instead of ``key`` where that name is taken: by a
+        control of the page (``base``), or by another figure captioned from the same texts."""
         stem = "-".join(str(part) for part in (self.page, key, suffix) if part is not None)
         notice = self.notice(key, variant, **values) + (f" {extra}" if extra else "")
-        show(fig, notice=notice, key=key.replace(".", "_"), data=data, name=stem.replace(".", "-").replace("_", "-"))
+        element = chart or key.replace(".", "_")
+        show(fig, notice=notice, key=element, data=data, name=stem.replace(".", "-").replace("_", "-"))
 
 
 def heatmap(matrix, **kwargs) -> go.Figure:
