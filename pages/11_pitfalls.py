@@ -67,14 +67,7 @@ def table_heatmap(kind: str, title: str, key: str) -> None:
 
 
 def exponent_tab() -> None:
-    variant = widgets.url_radio(
-        t("pitfalls.ctl.variant"),
-        list(pitfalls.VARIANTS),
-        key="bug",
-        default="doubled",
-        format_func=lambda v: t(f"pitfalls.variant.{v}"),
-        horizontal=True,
-    )
+    variant = CTL.radio("bug", list(pitfalls.VARIANTS), "doubled", text="variant", names="pitfalls.variant")
     st.markdown(t(f"pitfalls.exponent.what.{variant}"))
     correct_column, buggy_column = versions(correct=CODE["correct"], buggy=CODE[variant])
     with correct_column:

@@ -53,13 +53,13 @@ def first_example() -> str:
 def sentence_controls() -> tuple[str, int, bool, bool, bool]:
     left, right = st.columns([3, 2])
     with left:
-        example = widgets.url_radio(
-            t("home.ctl.example"),
+        example = CTL.radio(
+            "ex",
             [*demo.EXAMPLES, OWN],
-            key="ex",
-            default=first_example(),
-            format_func=lambda code: demo.EXAMPLES.get(code) or t("home.ctl.own"),
-            help=t("home.ctl.example.help"),
+            first_example(),
+            text="example",
+            names=lambda code: demo.EXAMPLES.get(code) or t("home.ctl.own"),
+            horizontal=False,
         )
         sentence = demo.EXAMPLES.get(example)
         if sentence is None:

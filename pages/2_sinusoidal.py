@@ -179,14 +179,7 @@ def precision_tab() -> None:
     with c1:
         span = CTL.numeric("span", 2, posviz.MAX_POSITIONS, posviz.MAX_POSITIONS, slider=False)
     with c2:
-        dtype = widgets.url_radio(
-            t("sinusoidal.ctl.dtype"),
-            list(precision.DTYPES),
-            key="dtype",
-            default="float16",
-            horizontal=True,
-            help=t("sinusoidal.ctl.dtype.help"),
-        )
+        dtype = CTL.radio("dtype", list(precision.DTYPES), "float16", names=str)
     results = cache.pair_errors_by_dtype(span, d, base=base)
     sampled, errors, _ = results[dtype]
     step = (span - 1) / max(len(sampled) - 1, 1) if len(sampled) < span else 1.0

@@ -66,15 +66,7 @@ source = None  # stays None when the chosen table cannot be built; the error is 
 with errors_shown("setting"):
     with ui.controls():
         options = [*INITS, "example", *(SESSION + name for name in sessions)]
-        code = widgets.url_radio(
-            t("learned.ctl.table"),
-            options,
-            key="init",
-            default="random",
-            format_func=label,
-            horizontal=True,
-            help=t("learned.ctl.table.help"),
-        )
+        code = CTL.radio("init", options, "random", text="table", names=label)
         registry = code in INITS
         c1, c2, c3, c4 = st.columns(4)
         with c1:
@@ -138,14 +130,7 @@ def table_tab() -> None:
 def projection_tab() -> None:
     """A 2-D projection of the positions, coloured by index."""
     st.subheader(t("learned.section.table"))
-    method = widgets.url_radio(
-        t("learned.ctl.projection"),
-        list(analysis.PROJECTIONS),
-        key="proj",
-        default="pca",
-        format_func=lambda m: t(f"learned.projection.{m}"),
-        horizontal=True,
-    )
+    method = CTL.radio("proj", list(analysis.PROJECTIONS), "pca", text="projection", names="learned.projection")
     where, coords = cache.sampled_projection(source.ref, PROJECTION_POSITIONS[method], method=method)
     fig = figures.positions_path(
         where,

@@ -152,14 +152,7 @@ def partial(n, head_dim, base):
     with c1:
         prf = CTL.numeric("prf", 0.05, 1.0, 0.5, step=0.05, slider=True)
     with c2:
-        layout = widgets.url_radio(
-            t("rope.ctl.layout"),
-            list(rope.LAYOUTS),
-            key="rope_layout",
-            default="half",
-            horizontal=True,
-            format_func={o: t(f"rope.layout.{o}") for o in rope.LAYOUTS}.get,
-        )
+        layout = CTL.radio("rope_layout", list(rope.LAYOUTS), "half", text="layout", names="rope.layout")
     with errors_shown("setting"):
         table, rotates = cache.partial_rotary_table(n, head_dim, round(prf, 2), base=base, layout=layout)
         named = labels("rope.partial", "axis.dimension", "axis.position", r=int(rotates.sum()), d=head_dim)
@@ -272,14 +265,7 @@ def config_explorer():
     unused_controls(t("param.n_positions"), t("param.head_dim"), t("param.base"), reason=t("rope.unused.config"))
     st.markdown(t("rope.cfg.intro"))
     names = list(rope_configs.PRESETS)
-    preset = widgets.url_radio(
-        t("rope.ctl.preset"),
-        names,
-        key="preset",
-        default="llama31_8b",
-        horizontal=True,
-        format_func=rope_configs.PRESET_NAMES.get,
-    )
+    preset = CTL.radio("preset", names, "llama31_8b", names=rope_configs.PRESET_NAMES.get)
     if "cfg" not in st.session_state:  # a link carries an edited config.json as ?cfg=..., a preset as ?preset=...
         st.session_state["cfg"] = st.query_params.get("cfg") or rope_configs.preset_text(preset)
         st.session_state["cfg_preset"] = preset

@@ -49,6 +49,11 @@ def t(key: str, **values) -> str:
     return text.format(**values) if values else text
 
 
+def has_text(key: str) -> bool:
+    """Whether the catalog has ``key`` (in English, which has every key)."""
+    return key in catalog(DEFAULT_LANGUAGE)
+
+
 @cache
 def _text(page: str, lang: str) -> str:
     return (ASSETS / "texts" / f"{page}.{lang}.md").read_text(encoding="utf-8")

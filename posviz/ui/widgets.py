@@ -20,7 +20,7 @@ import streamlit as st
 from posviz.encodings.registry import Param
 
 from . import link, slides
-from .i18n import t
+from .i18n import has_text, t
 from .present import presenting
 
 #: Per control key: the range its widgets were drawn with on the previous run (a slider whose range changes is a
@@ -214,15 +214,18 @@ def _box(label: str, key: str, step, disabled: bool, help: str | None) -> None:
 @dataclass(frozen=True)
 class Controls:
     """The controls of one page, each named once by its URL key: its label and help are the catalog's
-    ``<page>.ctl.<key>`` and ``<page>.ctl.<key>.help`` (``Controls("rope").numeric("factor", 2, 64, 8)``)."""
+    ``<page>.ctl.<key>`` and ``<page>.ctl.<key>.help`` (``Controls("rope").numeric("factor", 2, 64, 8)``; a control
+    without a help text has no tooltip). Where a link's key says something else than the control's text (the Learned
+    page's ``?init=`` is its ``learned.ctl.table``), ``text`` names the text."""
 
     page: str
 
-    def label(self, key: str) -> str:
-        return t(f"{self.page}.ctl.{key}")
+    def label(self, key: str, text: str | None = None) -> str:
+        return t(f"{self.page}.ctl.{text or key}")
 
-    def help(self, key: str) -> str:
-        return t(f"{self.page}.ctl.{key}.help")
+    def help(self, key: str, text: str | None = None) -> str | None:
+        name = f"{self.page}.ctl.{text or key}.help"
+        return t(name) if has_text(name) else None
 
     def numeric(self, key: str, minimum: float, maximum: float, default: float, **kwargs):
         """``numeric`` for the control ``key``."""
@@ -232,16 +235,19 @@ class Controls:
         """A switch kept in the URL under ``key``."""
         return st.toggle(self.label(key), value, key=key, bind="query-params", help=self.help(key), **kwargs)
 
-    def radio(self, key: str, options: list, default, **kwargs):
-        """``url_radio`` for the control ``key``, each option shown as the catalog's ``<page>.<key>.<option>``."""
+    def radio(self, key: str, options: list, default, *, text: str | None = None, names=None, **kwargs):
+        """``url_radio`` for the control ``key``, in a row unless ``horizontal=False``. An option is shown as the
+        catalog's ``<page>.<text or key>.<option>``; ``names`` says otherwise: another catalog prefix (``"rope.layout"``
+        shows ``half`` as ``rope.layout.half``) or a function of the option."""
+        prefix = names if isinstance(names, str) else f"{self.page}.{text or key}"
+        kwargs.setdefault("horizontal", True)
         return url_radio(
-            self.label(key),
+            self.label(key, text),
             options,
             key=key,
             default=default,
-            format_func=lambda option: t(f"{self.page}.{key}.{option}"),
-            horizontal=True,
-            help=self.help(key),
+            format_func=names if callable(names) else lambda option: t(f"{prefix}.{option}"),
+            help=self.help(key, text),
             **kwargs,
         )
 
