@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import animation_controls, style
+from .base import animation_controls, reference_line, style
 
 #: Colours of the pair classes (kept, blended, interpolated, beyond, faster).
 CLASS_COLOURS = ("#2b8cbe", "#9ebcda", "#e34a33", "#7f0000", "#31a354")
@@ -178,17 +178,8 @@ def wavelengths(
     pairs = np.asarray(pairs)
     for name, values in series.items():
         fig.add_trace(go.Scatter(x=pairs, y=np.asarray(values, dtype=np.float64), mode="lines", name=name))
-    ends = pairs[[0, -1]]
     for (name, length), dash in zip(contexts.items(), ("dash", "dot", "dashdot"), strict=False):
-        fig.add_trace(
-            go.Scatter(
-                x=ends,
-                y=np.full(2, float(length)),
-                mode="lines",
-                name=name,
-                line={"dash": dash, "color": "#444444", "width": 1.5},
-            )
-        )
+        reference_line(fig, pairs, length, name, color="#444444", dash=dash, hover=True)
     fig.update_yaxes(type="log", dtick=1, exponentformat="power")
     return style(fig, title, x_title, y_title, height)
 
@@ -305,15 +296,7 @@ def scale_growth(
         )
     top = max(float(np.max(v)) for v in series.values())
     for name, level in levels.items():
-        fig.add_trace(
-            go.Scatter(
-                x=x[[0, -1]],
-                y=np.full(2, float(level)),
-                mode="lines",
-                name=name,
-                line={"color": "#444444", "width": 1.5, "dash": "dash"},
-            )
-        )
+        reference_line(fig, x, level, name, color="#444444", dash="dash", hover=True)
     for name, at in marks.items():
         fig.add_trace(
             go.Scatter(
