@@ -366,18 +366,8 @@ def hline(
 def _mark_label(fig: go.Figure, text: str, color: str, *, x: tuple, y: tuple) -> None:
     """The label of a mark (``vline``, ``hline``): ``text`` in the mark's ``color``, no arrow, placed by ``x`` and
     ``y``, each ``(coordinate, reference, anchor)`` as a plotly annotation takes them."""
-    (x_at, xref, xanchor), (y_at, yref, yanchor) = x, y
-    fig.add_annotation(
-        x=x_at,
-        xref=xref,
-        xanchor=xanchor,
-        y=y_at,
-        yref=yref,
-        yanchor=yanchor,
-        text=text,
-        showarrow=False,
-        font={"color": color},
-    )
+    place = dict(zip(("x", "xref", "xanchor"), x, strict=True)) | dict(zip(("y", "yref", "yanchor"), y, strict=True))
+    fig.add_annotation(**place, text=text, showarrow=False, font={"color": color})
 
 
 def positions_path(

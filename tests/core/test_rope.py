@@ -465,15 +465,17 @@ def test_yarn_with_an_odd_rotated_dim_that_transformers_cannot_build_is_refused(
 @pytest.mark.parametrize(
     "kwargs,needle",
     [
-        ({"head_dim": 0}, "head_dim"),
-        ({"head_dim": -4}, "head_dim"),
-        ({"head_dim": 64, "base": 0.0}, "base"),
-        ({"head_dim": 64, "base": -10000.0}, "base"),
-        ({"head_dim": 64, "partial_rotary_factor": 0.0}, "partial_rotary_factor"),
-        ({"head_dim": 64, "partial_rotary_factor": 1.5}, "partial_rotary_factor"),
-        ({"head_dim": 64, "scaling": {"rope_type": "linear"}}, "factor"),
-        ({"head_dim": 64, "scaling": {"rope_type": "linear", "factor": -2.0}}, "factor"),
-        (
+        pytest.param({"head_dim": 0}, "head_dim", id="head-dim-zero"),
+        pytest.param({"head_dim": -4}, "head_dim", id="head-dim-negative"),
+        pytest.param({"head_dim": 64, "base": 0.0}, "base", id="base-zero"),
+        pytest.param({"head_dim": 64, "base": -10000.0}, "base", id="base-negative"),
+        pytest.param({"head_dim": 64, "partial_rotary_factor": 0.0}, "partial_rotary_factor", id="nothing-rotated"),
+        pytest.param({"head_dim": 64, "partial_rotary_factor": 1.5}, "partial_rotary_factor", id="more-than-all"),
+        pytest.param({"head_dim": 64, "scaling": {"rope_type": "linear"}}, "factor", id="linear-without-factor"),
+        pytest.param(
+            {"head_dim": 64, "scaling": {"rope_type": "linear", "factor": -2.0}}, "factor", id="negative-factor"
+        ),
+        pytest.param(
             {
                 "head_dim": 64,
                 "scaling": {
@@ -484,18 +486,12 @@ def test_yarn_with_an_odd_rotated_dim_that_transformers_cannot_build_is_refused(
                 },
             },
             "high_freq_factor",
+            id="llama3-without-high-freq-factor",
         ),
-        (
-            {
-                "head_dim": 16,
-                "scaling": {
-                    "rope_type": "longrope",
-                    "short_factor": [1.0] * 3,
-                    "long_factor": [1.0] * 8,
-                    "original_max_position_embeddings": 1024,
-                },
-            },
+        pytest.param(
+            {"head_dim": 16, "scaling": _longrope_scaling(8, short_factor=[1.0] * 3, long_factor=[1.0] * 8)},
             "short_factor",
+            id="longrope-short-factors-not-one-per-pair",
         ),
     ],
 )
