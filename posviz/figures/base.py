@@ -268,6 +268,11 @@ def lines(
     return style(fig, title, x_title, y_title, height)
 
 
+def legend_above(fig: go.Figure) -> go.Figure:
+    """A horizontal legend just above the plot area, flush right, so it covers none of the data."""
+    return fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
+
+
 #: Colour of reference lines (a floor, a level that means "large").
 REFERENCE = "#7f7f7f"
 

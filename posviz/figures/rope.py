@@ -239,30 +239,13 @@ def decay_bounds(
     x = np.asarray(distances, dtype=np.float64)
     for k, (name, (bound, envelope)) in enumerate(curves.items()):
         colour, dash = LINE_COLOURS[k % len(LINE_COLOURS)], LINE_DASHES[k % len(LINE_DASHES)]
+        hover = f"{name}<br>{x_title}: %{{x}}<br>%{{y:.4g}}<extra></extra>"
+        shared = {"x": x, "mode": "lines", "name": name, "legendgroup": name, "hovertemplate": hover}
+        thin, thick = {"color": colour, "width": 1}, {"color": colour, "width": 3.5, "dash": dash}
         fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=np.asarray(bound, dtype=np.float64),
-                mode="lines",
-                name=name,
-                legendgroup=name,
-                showlegend=False,
-                opacity=0.35,
-                line={"color": colour, "width": 1},
-                hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>%{{y:.4g}}<extra></extra>",
-            )
+            go.Scatter(y=np.asarray(bound, dtype=np.float64), showlegend=False, opacity=0.35, line=thin, **shared)
         )
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=np.asarray(envelope, dtype=np.float64),
-                mode="lines",
-                name=name,
-                legendgroup=name,
-                line={"color": colour, "width": 3.5, "dash": dash},
-                hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>%{{y:.4g}}<extra></extra>",
-            )
-        )
+        fig.add_trace(go.Scatter(y=np.asarray(envelope, dtype=np.float64), line=thick, **shared))
     fig.update_yaxes(rangemode="tozero")
     fig.update_xaxes(type="log", exponentformat="power")  # distance 0 is left out; the decay is over decades
     fig.update_layout(legend={"x": 0.99, "xanchor": "right", "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"})
