@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import style, vline
+from .base import legend_above, style, vline
 
 ORIGIN_COLOURS = ("#1f77b4", "#ff7f0e", "#c7c7c7")
 
@@ -28,7 +28,7 @@ def slopes_by_origin(labels, slopes, origin, names, *, title: str, x_title: str,
     for o in np.unique(origin):
         fig.add_trace(go.Bar(x=[None], y=[None], name=names[o], marker_color=ORIGIN_COLOURS[o]))
     fig.update_yaxes(type="log", dtick=1)
-    fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
+    legend_above(fig)
     return style(fig, title, x_title, y_title, 340)
 
 

@@ -268,12 +268,20 @@ def lines(
     return style(fig, title, x_title, y_title, height)
 
 
+def legend_above(fig: go.Figure) -> go.Figure:
+    """A horizontal legend just above the plot area, flush right, so it covers none of the data."""
+    return fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
+
+
 #: Colour of reference lines (a floor, a level that means "large").
 REFERENCE = "#7f7f7f"
 
 
-def reference_line(fig: go.Figure, x, level: float, name: str) -> go.Figure:
-    """A dotted grey line named ``name`` at y = ``level`` across the range of ``x``."""
+def reference_line(
+    fig: go.Figure, x, level: float, name: str, *, color: str = REFERENCE, dash: str = "dot", hover: bool = False
+) -> go.Figure:
+    """A line named ``name`` at y = ``level`` across the range of ``x``, a trace of its own so that the legend names
+    it: by default dotted grey and without hover (a floor, a level that means "large"); ``hover`` shows its value."""
     x = np.asarray(x)
     ends = np.array([x.min(), x.max()]) if x.size else np.zeros(2)
     return fig.add_trace(
@@ -282,8 +290,8 @@ def reference_line(fig: go.Figure, x, level: float, name: str) -> go.Figure:
             y=np.full(2, float(level)),
             mode="lines",
             name=name,
-            line={"color": REFERENCE, "dash": "dot", "width": 1.5},
-            hoverinfo="skip",
+            line={"color": color, "dash": dash, "width": 1.5},
+            hoverinfo=None if hover else "skip",
         )
     )
 
@@ -336,17 +344,8 @@ def vline(
     fig.add_vline(x=x, line_dash=dash, line_color=color)
     if label:
         y, anchor = {"top": (1.0, "top"), "bottom": (0.0, "bottom"), "above": (1.0, "bottom")}[at]
-        fig.add_annotation(
-            x=annotation_coordinate(fig.layout.xaxis, x),
-            xref="x",
-            xanchor="left" if side == "right" else "right",
-            y=y,
-            yref="paper",
-            yanchor=anchor,
-            text=label,
-            showarrow=False,
-            font={"color": color},
-        )
+        x_at = annotation_coordinate(fig.layout.xaxis, x)
+        _mark_label(fig, label, color, x=(x_at, "x", "left" if side == "right" else "right"), y=(y, "paper", anchor))
     return fig
 
 
@@ -364,18 +363,16 @@ def hline(
     line (or ``below`` it). Call it after the y axis's type is set (see ``vline``)."""
     fig.add_hline(y=y, line_dash=dash, line_color=color)
     if label:
-        fig.add_annotation(
-            x=0.0 if side == "left" else 1.0,
-            xref="x domain",
-            xanchor=side,
-            y=annotation_coordinate(fig.layout.yaxis, y),
-            yref="y",
-            yanchor="top" if below else "bottom",
-            text=label,
-            showarrow=False,
-            font={"color": color},
-        )
+        x_at, y_at = 0.0 if side == "left" else 1.0, annotation_coordinate(fig.layout.yaxis, y)
+        _mark_label(fig, label, color, x=(x_at, "x domain", side), y=(y_at, "y", "top" if below else "bottom"))
     return fig
+
+
+def _mark_label(fig: go.Figure, text: str, color: str, *, x: tuple, y: tuple) -> None:
+    """The label of a mark (``vline``, ``hline``): ``text`` in the mark's ``color``, no arrow, placed by ``x`` and
+    ``y``, each ``(coordinate, reference, anchor)`` as a plotly annotation takes them."""
+    place = dict(zip(("x", "xref", "xanchor"), x, strict=True)) | dict(zip(("y", "yref", "yanchor"), y, strict=True))
+    fig.add_annotation(**place, text=text, showarrow=False, font={"color": color})
 
 
 def positions_path(

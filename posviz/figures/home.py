@@ -7,7 +7,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import style
+from .base import legend_above, style
 
 BAR_COLOR = "#d62728"
 REFERENCE_COLOR = "#1f77b4"
@@ -94,5 +94,5 @@ def token_bars(
     top = max(float(values.max()), float(reference.max()), 1e-12)
     fig.update_xaxes(_token_axis(labels))
     fig.update_yaxes(range=[0.0, 1.1 * top])
-    fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1.0, "xanchor": "right"})
+    legend_above(fig)
     return style(fig, title, x_title, y_title, height)

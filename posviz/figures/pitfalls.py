@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import add_floor, add_scale, style
+from .base import add_floor, add_scale, legend_above, style
 
 CORRECT, BUGGY = "#1f77b4", "#d62728"
 
@@ -57,7 +57,7 @@ def versus(
         add_floor(fig, x, lines, *floor)
     elif log_y:
         fig.update_yaxes(type="log", exponentformat="power")
-    fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
+    legend_above(fig)
     return style(fig, title, x_title, y_title, height)
 
 
@@ -79,10 +79,7 @@ def versus_bars(
             for (name, y), colour in ((correct, CORRECT), (buggy, BUGGY))
         ]
     )
-    fig.update_layout(
-        barmode="group",
-        legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"},
-    )
+    legend_above(fig.update_layout(barmode="group"))
     if log_y:
         fig.update_yaxes(type="log", dtick=1, exponentformat="power")
     return style(fig, title, x_title, y_title, height)

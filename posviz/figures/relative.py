@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import style
+from .base import legend_above, style
 
 REGION_COLOURS = {"exact": "44, 160, 44", "log": "31, 119, 180", "flat": "127, 127, 127"}
 
@@ -34,5 +34,5 @@ def bucket_curve(
     for region, name in region_names.items():
         marker = {"symbol": "square", "size": 14, "color": f"rgba({REGION_COLOURS[region]}, 0.45)"}
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=name, marker=marker))
-    fig.update_layout(legend={"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 1, "xanchor": "right"})
+    legend_above(fig)
     return style(fig, titles["title"], titles["x_title"], titles["y_title"], 400)

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .base import animation_controls, style
+from .base import animation_controls, reference_line, style
 
 #: Colours of the pair classes (kept, blended, interpolated, beyond, faster).
 CLASS_COLOURS = ("#2b8cbe", "#9ebcda", "#e34a33", "#7f0000", "#31a354")
@@ -178,17 +178,8 @@ def wavelengths(
     pairs = np.asarray(pairs)
     for name, values in series.items():
         fig.add_trace(go.Scatter(x=pairs, y=np.asarray(values, dtype=np.float64), mode="lines", name=name))
-    ends = pairs[[0, -1]]
     for (name, length), dash in zip(contexts.items(), ("dash", "dot", "dashdot"), strict=False):
-        fig.add_trace(
-            go.Scatter(
-                x=ends,
-                y=np.full(2, float(length)),
-                mode="lines",
-                name=name,
-                line={"dash": dash, "color": "#444444", "width": 1.5},
-            )
-        )
+        reference_line(fig, pairs, length, name, color="#444444", dash=dash, hover=True)
     fig.update_yaxes(type="log", dtick=1, exponentformat="power")
     return style(fig, title, x_title, y_title, height)
 
@@ -248,30 +239,13 @@ def decay_bounds(
     x = np.asarray(distances, dtype=np.float64)
     for k, (name, (bound, envelope)) in enumerate(curves.items()):
         colour, dash = LINE_COLOURS[k % len(LINE_COLOURS)], LINE_DASHES[k % len(LINE_DASHES)]
+        hover = f"{name}<br>{x_title}: %{{x}}<br>%{{y:.4g}}<extra></extra>"
+        shared = {"x": x, "mode": "lines", "name": name, "legendgroup": name, "hovertemplate": hover}
+        thin, thick = {"color": colour, "width": 1}, {"color": colour, "width": 3.5, "dash": dash}
         fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=np.asarray(bound, dtype=np.float64),
-                mode="lines",
-                name=name,
-                legendgroup=name,
-                showlegend=False,
-                opacity=0.35,
-                line={"color": colour, "width": 1},
-                hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>%{{y:.4g}}<extra></extra>",
-            )
+            go.Scatter(y=np.asarray(bound, dtype=np.float64), showlegend=False, opacity=0.35, line=thin, **shared)
         )
-        fig.add_trace(
-            go.Scatter(
-                x=x,
-                y=np.asarray(envelope, dtype=np.float64),
-                mode="lines",
-                name=name,
-                legendgroup=name,
-                line={"color": colour, "width": 3.5, "dash": dash},
-                hovertemplate=f"{name}<br>{x_title}: %{{x}}<br>%{{y:.4g}}<extra></extra>",
-            )
-        )
+        fig.add_trace(go.Scatter(y=np.asarray(envelope, dtype=np.float64), line=thick, **shared))
     fig.update_yaxes(rangemode="tozero")
     fig.update_xaxes(type="log", exponentformat="power")  # distance 0 is left out; the decay is over decades
     fig.update_layout(legend={"x": 0.99, "xanchor": "right", "y": 0.99, "bgcolor": "rgba(255,255,255,0.8)"})
@@ -305,15 +279,7 @@ def scale_growth(
         )
     top = max(float(np.max(v)) for v in series.values())
     for name, level in levels.items():
-        fig.add_trace(
-            go.Scatter(
-                x=x[[0, -1]],
-                y=np.full(2, float(level)),
-                mode="lines",
-                name=name,
-                line={"color": "#444444", "width": 1.5, "dash": "dash"},
-            )
-        )
+        reference_line(fig, x, level, name, color="#444444", dash="dash", hover=True)
     for name, at in marks.items():
         fig.add_trace(
             go.Scatter(

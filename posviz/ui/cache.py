@@ -829,43 +829,13 @@ def _figure(build):
 
 
 @_figure
-def heatmap_figure(
-    matrix,
-    *,
-    title: str,
-    x_title: str,
-    y_title: str,
-    colorscale: str = "RdBu_r",
-    zmid: float | None = 0.0,
-    zmin: float | None = None,
-    zmax: float | None = None,
-    x0: float = 0.0,
-    y0: float = 0.0,
-    dx: float = 1.0,
-    dy: float = 1.0,
-    downsampled_note: str = "block means, {src} -> {dst}",
-    colorbar_title: str = "",
-    height: int = 460,
-) -> go.Figure:
-    """Cached :func:`posviz.figures.heatmap`; a large table held by ``TABLES`` is drawn from its ``preview``."""
-    return figures.heatmap(
-        matrix,
-        title=title,
-        x_title=x_title,
-        y_title=y_title,
-        colorscale=colorscale,
-        zmid=zmid,
-        zmin=zmin,
-        zmax=zmax,
-        x0=x0,
-        y0=y0,
-        dx=dx,
-        dy=dy,
-        downsampled_note=downsampled_note,
-        colorbar_title=colorbar_title,
-        height=height,
-        reduced=preview(matrix),
-    )
+@functools.wraps(figures.heatmap, assigned=())  # its signature (inspect follows ``__wrapped__``), not its name
+def heatmap_figure(matrix, **kwargs) -> go.Figure:
+    """Cached :func:`posviz.figures.heatmap`, with its parameters; unless ``reduced`` is given, a large table held
+    by ``TABLES`` is drawn from its ``preview`` (the block means kept beside it)."""
+    if "reduced" not in kwargs:
+        kwargs["reduced"] = preview(matrix)
+    return figures.heatmap(matrix, **kwargs)
 
 
 @_figure

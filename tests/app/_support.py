@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import SelectSlider
 
 ROOT = Path(__file__).resolve().parents[2]
 APP_FILE = ROOT / "app.py"
@@ -162,6 +163,18 @@ def widget(at: AppTest, key: str):
             if w.key == key:
                 return w
     raise AssertionError(f"no widget with key {key!r} on the page")
+
+
+def set_controls(at: AppTest, **values) -> AppTest:
+    """Sets each control ``key=value`` of the page whatever its kind (``widget``; a select-slider's option is taken
+    of the type of its value, so ``base=100`` picks 10² whether the options are ints or floats), reruns the page
+    once and checks that it ran clean."""
+    for key, value in values.items():
+        control = widget(at, key)
+        control.set_value(type(control.value)(value) if isinstance(control, SelectSlider) else value)
+    at.run()
+    assert_clean(at)
+    return at
 
 
 def has_widget(at: AppTest, key: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import json
 
 import numpy as np
@@ -19,7 +20,7 @@ import pytest
 import streamlit as st
 
 import posviz
-from posviz import analysis
+from posviz import analysis, figures
 from posviz.ui import cache
 
 from ._support import APP_FILE, PAGE_FILES
@@ -295,6 +296,18 @@ def test_a_figure_is_built_once_for_the_same_values_and_again_for_others(monkeyp
         cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y", zmin=1.0)
     )
     assert builds.calls == 5
+
+
+def test_the_heatmap_figure_takes_the_builders_parameters_and_a_given_reduced():
+    """``cache.heatmap_figure`` is :func:`posviz.figures.heatmap` under the figure cache, with its parameters: block
+    means the caller already has (``reduced``) are what it draws, and only without them the held preview."""
+    assert inspect.signature(cache.heatmap_figure) == inspect.signature(figures.heatmap)
+    matrix = np.random.default_rng(5).normal(size=(600, 600))  # more cells than are drawn exactly
+    means = -figures.block_mean(matrix)  # not the matrix's own block means: only a given reduced draws these
+    got = cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y", reduced=means)
+    want = figures.heatmap(matrix, title="t", x_title="x", y_title="y", reduced=means)
+    assert got.data[0].source == want.data[0].source
+    assert got.data[0].source != figures.heatmap(matrix, title="t", x_title="x", y_title="y").data[0].source
 
 
 def test_a_held_figure_sends_the_dictionary_of_the_figure_it_was_built_as():

@@ -22,6 +22,7 @@ from ._support import (
     order_on_page,
     rope_score_formula,
     rope_table_formula,
+    set_controls,
     sinusoidal_formula,
     title,
     tr,
@@ -29,20 +30,8 @@ from ._support import (
 )
 
 
-def set_select_slider(at, key, value):
-    """Pick the option of a select-slider equal to ``value`` (whatever the option type, int or float)."""
-    w = at.select_slider(key=key)
-    return w.set_value(type(w.value)(value))
-
-
 def test_sinusoidal_size_base_and_layout():
-    at = open_page("sinusoidal")
-    at.number_input(key="n").set_value(64)
-    at.slider(key="d").set_value(64)
-    set_select_slider(at, "base", 100)
-    at.radio(key="layout").set_value("halves")
-    at.run()
-    assert_clean(at)
+    at = set_controls(open_page("sinusoidal"), n=64, d=64, base=100, layout="halves")
     table, sim = figures(at)[:2]
     z = heatmap_z(table)
     assert_matrix(z, posviz.sinusoidal(64, 64, base=100.0, layout="halves"), what="vs core")
@@ -54,9 +43,7 @@ def test_sinusoidal_size_base_and_layout():
 
 
 def test_sinusoidal_odd_width():
-    at = open_page("sinusoidal")
-    at.slider(key="d").set_value(7).run()
-    assert_clean(at)
+    at = set_controls(open_page("sinusoidal"), d=7)
     z = heatmap_z(figures(at)[0])
     assert z.shape == (128, 7)
     assert_matrix(z, posviz.sinusoidal(128, 7))
@@ -66,9 +53,7 @@ def test_sinusoidal_odd_width():
 def test_large_sinusoidal_table_is_downsampled_with_a_note():
     """2048 x 128 = 262,144 cells > 256 x 256: block means down to 1024 rows, sent as a PNG; the similarity is
     built on 1024 evenly spaced positions and keeps position units on its axes."""
-    at = open_page("sinusoidal")
-    at.number_input(key="n").set_value(2048).run()
-    assert_clean(at)
+    at = set_controls(open_page("sinusoidal"), n=2048)
     table, sim = figures(at)[:2]
     assert table["layout"]["meta"] == {"source_shape": [2048, 128], "shape": [1024, 128], "downsampled": True}
     note = tr("en", "figure.downsampled", src="2048×128", dst="1024×128")
@@ -81,13 +66,7 @@ def test_large_sinusoidal_table_is_downsampled_with_a_note():
 
 
 def test_learned_bert_std_and_seed():
-    at = open_page("learned")
-    at.slider(key="n").set_value(50)
-    at.slider(key="d").set_value(20)
-    at.number_input(key="std").set_value(0.5)
-    at.number_input(key="seed").set_value(3)
-    at.run()
-    assert_clean(at)
+    at = set_controls(open_page("learned"), n=50, d=20, std=0.5, seed=3)
     table, sim = figures(at)[:2]
     expected = posviz.learned_init(50, 20, std=0.5, seed=3)
     assert_matrix(heatmap_z(table), expected, what="vs core")
@@ -98,8 +77,7 @@ def test_learned_bert_std_and_seed():
 def test_learned_sinusoidal_init_disables_std_and_seed():
     at = open_page("learned")
     assert not at.number_input(key="std").disabled and not at.number_input(key="seed").disabled
-    at.radio(key="init").set_value("sinusoidal").run()
-    assert_clean(at)
+    set_controls(at, init="sinusoidal")
     table, sim = figures(at)[:2]
     assert_matrix(heatmap_z(table), posviz.sin_init(128, 128), what="vs core")
     assert_matrix(heatmap_z(table), sinusoidal_formula(128, 128), what="vs formula")
@@ -110,12 +88,7 @@ def test_learned_sinusoidal_init_disables_std_and_seed():
 
 
 def test_rope_size_head_dim_and_base():
-    at = open_page("rope")
-    at.slider(key="n").set_value(48)
-    at.slider(key="head_dim").set_value(16)
-    set_select_slider(at, "base", 100)
-    at.run()
-    assert_clean(at)
+    at = set_controls(open_page("rope"), n=48, head_dim=16, base=100)
     table = heatmap_z(figures(at)[0])
     at.session_state["tab"] = tr("en", "rope.tab.scores")  # the scores are on their own tab, at the same sizes
     at.run()
@@ -128,9 +101,7 @@ def test_rope_size_head_dim_and_base():
 
 
 def test_alibi_head_slider_shows_that_head():
-    at = open_page("alibi")
-    at.slider(key="head").set_value(5).run()
-    assert_clean(at)
+    at = set_controls(open_page("alibi"), head=5)
     slopes, bias = figures(at)[:2]
     assert_matrix(heatmap_z(bias), posviz.alibi_bias(8, 32)[5], what="vs core")
     i, j = np.indices((32, 32))
@@ -139,11 +110,7 @@ def test_alibi_head_slider_shows_that_head():
 
 
 def test_alibi_symmetric_bias_without_causal_mask():
-    at = open_page("alibi")
-    at.slider(key="head").set_value(2)
-    at.toggle(key="causal").set_value(False)
-    at.run()
-    assert_clean(at)
+    at = set_controls(open_page("alibi"), head=2, causal=False)
     z = heatmap_z(figures(at)[1])
     i, j = np.indices((32, 32))
     assert_matrix(z, posviz.alibi_bias(8, 32, causal=False)[2], what="vs core")
@@ -152,24 +119,17 @@ def test_alibi_symmetric_bias_without_causal_mask():
 
 
 def test_alibi_head_count_that_is_not_a_power_of_two():
-    at = open_page("alibi")
-    at.slider(key="heads").set_value(12).run()
-    assert_clean(at)
+    at = set_controls(open_page("alibi"), heads=12)
     bars = figures(at)[0]["data"][0]
     assert list(bars["x"]) == [str(h) for h in range(12)]
     np.testing.assert_allclose(as_array(bars["y"]), posviz.alibi_slopes(12), rtol=1e-12)
     assert at.slider(key="head").max == 11
-    at.slider(key="head").set_value(11).run()
-    assert_clean(at)
+    set_controls(at, head=11)
     assert_matrix(heatmap_z(figures(at)[1]), posviz.alibi_bias(12, 32)[11])
 
 
 def test_alibi_single_head_has_no_head_slider():
-    at = open_page("alibi")
-    at.slider(key="heads").set_value(1)
-    at.slider(key="len").set_value(10)
-    at.run()
-    assert_clean(at)
+    at = set_controls(open_page("alibi"), heads=1, len=10)
     assert not has_widget(at, "head")
     slopes, bias = figures(at)[:2]
     np.testing.assert_allclose(as_array(slopes["data"][0]["y"]), [2.0**-8])
@@ -177,21 +137,14 @@ def test_alibi_single_head_has_no_head_slider():
 
 
 def test_relative_controls():
-    at = open_page("relative")
-    at.slider(key="shaw_len").set_value(12)
-    at.slider(key="shaw_k").set_value(3).run()
+    at = set_controls(open_page("relative"), shaw_len=12, shaw_k=3)
     shaw = figures(at)[0]
     i, j = np.indices((12, 12))
     assert_matrix(heatmap_z(shaw), np.clip(j - i, -3, 3) + 3, what="shaw vs formula")
     assert title(shaw) == tr("en", "relative.shaw.index", k=3)
     at.session_state["tab"] = tr("en", "relative.t5")
     at.run()
-    at.slider(key="t5_len").set_value(40)
-    at.slider(key="t5_buckets").set_value(16)
-    at.slider(key="t5_max_distance").set_value(32)
-    at.toggle(key="t5_bidirectional").set_value(False)
-    at.run()
-    assert_clean(at)
+    set_controls(at, t5_len=40, t5_buckets=16, t5_max_distance=32, t5_bidirectional=False)
     t5, curve = figures(at)[:2]
     kwargs = dict(bidirectional=False, num_buckets=16, max_distance=32)
     z = heatmap_z(t5)
@@ -221,11 +174,7 @@ def test_xlnet_shuffle_changes_the_seed_and_the_masks():
 
 
 def test_xlnet_length():
-    at = open_page("xlnet")
-    at.slider(key="len").set_value(12)
-    at.number_input(key="seed").set_value(7)
-    at.run()
-    assert_clean(at)
+    at = set_controls(open_page("xlnet"), len=12, seed=7)
     order = posviz.factorisation_order(12, 7)
     assert order_on_page(at) == order.tolist()
     content, query = (heatmap_z(chart(charts(at), "en", key).fig) for key in ("xlnet.content", "xlnet.query"))

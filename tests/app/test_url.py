@@ -30,6 +30,14 @@ from ._support import (
 )
 
 
+def shown(at, keys) -> dict:
+    """The value each control of ``keys`` shows, the base as a float (its options are whole numbers on some pages)."""
+    values = {key: widget(at, key).value for key in keys}
+    if "base" in values:
+        values["base"] = float(values["base"])
+    return values
+
+
 def check_sinusoidal(at):
     table, sim = figures(at)[:2]
     expected = posviz.sinusoidal(64, 32, base=100.0, layout="halves")
@@ -146,10 +154,7 @@ ROUND_TRIPS = [
 def test_url_sets_the_view(page, query, controls, check):
     at = open_page(page, query=query)
     assert_clean(at)
-    shown = {key: widget(at, key).value for key in controls}
-    if "base" in shown:
-        shown["base"] = float(shown["base"])
-    assert shown == controls
+    assert shown(at, controls) == controls
     check(at)
 
 
@@ -236,10 +241,8 @@ NONSENSE = [
 def test_nonsense_in_the_url_falls_back_to_a_valid_view(page, query, fallback):
     at = open_page(page, query=query)
     assert_clean(at)
-    shown = {key: widget(at, key).value for key in fallback}
-    if "base" in shown:
-        shown["base"] = float(shown["base"])
-    assert shown == fallback
+    values = shown(at, fallback)
+    assert values == fallback
     rejected = [key for key in query if key != "tab" and str(fallback.get(key)) != query[key]]  # heads=4 is valid
     left = {key: at.query_params[key] for key in rejected if key in at.query_params}
     assert not left, f"the URL still carries the rejected values {left}"
@@ -248,7 +251,7 @@ def test_nonsense_in_the_url_falls_back_to_a_valid_view(page, query, fallback):
         "sinusoidal": lambda: posviz.sinusoidal(128, 128),
         "learned": lambda: posviz.learned_init(128, 128),
         "rope": lambda: np.cos(np.arange(128)[:, None] * posviz.rope_inv_freq(64)[0][None, :]),
-        "alibi": lambda: posviz.alibi_bias(int(shown.get("heads", 8)), 32)[0],
+        "alibi": lambda: posviz.alibi_bias(int(values.get("heads", 8)), 32)[0],
         "relative": lambda: (
             posviz.t5_bucket_matrix(64, 64) if query.get("tab") == "t5" else posviz.shaw_relative_index(32, 32, 8)
         ),

@@ -26,28 +26,22 @@ from . import _oracles as oracle
 
 FAST = settings(max_examples=50, deadline=None)
 RTOL_F32 = 1e-6
+LAYOUTS = st.sampled_from(["half", "interleaved"])
+SEEDS = st.integers(0, 2**32 - 1)
 ALL_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 
 
 def check_against_hf(
     head_dim, *, base=10000.0, scaling=None, max_position_embeddings=2048, seq_len=None, partial_rotary_factor=1.0
 ):
-    got, got_af = posviz.rope_inv_freq(
-        head_dim,
+    kwargs = dict(
         base=base,
-        scaling=None if scaling is None else dict(scaling),
         max_position_embeddings=max_position_embeddings,
         seq_len=seq_len,
         partial_rotary_factor=partial_rotary_factor,
     )
-    want, want_af = oracle.hf_rope_inv_freq(
-        head_dim,
-        base=base,
-        scaling=None if scaling is None else dict(scaling),
-        max_position_embeddings=max_position_embeddings,
-        seq_len=seq_len,
-        partial_rotary_factor=partial_rotary_factor,
-    )
+    got, got_af = posviz.rope_inv_freq(head_dim, scaling=None if scaling is None else dict(scaling), **kwargs)
+    want, want_af = oracle.hf_rope_inv_freq(head_dim, scaling=None if scaling is None else dict(scaling), **kwargs)
     assert isinstance(got, np.ndarray)
     assert got.dtype == np.float64
     assert got.shape == ((int(head_dim * partial_rotary_factor) + 1) // 2,)  # an odd rotated dim is rounded up
@@ -149,43 +143,28 @@ def test_dynamic_above_max_lowers_every_frequency_but_the_first():
 
 # ------------------------------------------------------------------------------------------------ YaRN
 
+
+def scaling_case(case_id: str, max_position_embeddings: int, original: int | None = None, **params):
+    """A row of a scaling's table: its parameters (``original`` is ``original_max_position_embeddings``, left out
+    when None), the ``max_position_embeddings`` it is checked at, and an id that says what the row checks."""
+    if original is not None:
+        params["original_max_position_embeddings"] = original
+    return pytest.param(params, max_position_embeddings, id=case_id)
+
+
 YARN_CASES = [
-    pytest.param({"factor": 4.0, "original_max_position_embeddings": 1024}, 4096, id="basic"),
-    pytest.param(
-        {"factor": 4.0, "original_max_position_embeddings": 1024, "attention_factor": 0.8},
-        4096,
-        id="explicit-attention-factor",
-    ),
-    pytest.param(
-        {"factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 1.0, "mscale_all_dim": 0.5},
-        163840,
-        id="mscale-ratio",
-    ),
-    pytest.param(
-        {"factor": 40.0, "original_max_position_embeddings": 4096, "mscale": 0.707, "mscale_all_dim": 0.707},
-        163840,
-        id="mscale-equal-deepseek",
-    ),
-    pytest.param(
-        {"factor": 8.0, "original_max_position_embeddings": 2048, "mscale": 1.0}, 16384, id="mscale-without-all-dim"
-    ),
-    pytest.param(
-        {"factor": 4.0, "original_max_position_embeddings": 1024, "beta_fast": 16, "beta_slow": 2}, 4096, id="betas"
-    ),
-    pytest.param(
-        {"factor": 4.0, "original_max_position_embeddings": 1024, "beta_fast": 64.0, "beta_slow": 0.5},
-        4096,
-        id="betas-float",
-    ),
-    pytest.param({"factor": None, "original_max_position_embeddings": 2048}, 8192, id="factor-derived"),
-    pytest.param({"factor": 4.0, "original_max_position_embeddings": 1024, "truncate": False}, 4096, id="no-truncate"),
-    pytest.param(
-        {"factor": 16.0, "original_max_position_embeddings": 512, "truncate": False, "beta_fast": 8},
-        8192,
-        id="no-truncate-beta",
-    ),
-    pytest.param({"factor": 1.0, "original_max_position_embeddings": 2048}, 2048, id="factor-one"),
-    pytest.param({"factor": 2.0}, 4096, id="original-defaults-to-max"),
+    scaling_case("basic", 4096, original=1024, factor=4.0),
+    scaling_case("explicit-attention-factor", 4096, original=1024, factor=4.0, attention_factor=0.8),
+    scaling_case("mscale-ratio", 163840, original=4096, factor=40.0, mscale=1.0, mscale_all_dim=0.5),
+    scaling_case("mscale-equal-deepseek", 163840, original=4096, factor=40.0, mscale=0.707, mscale_all_dim=0.707),
+    scaling_case("mscale-without-all-dim", 16384, original=2048, factor=8.0, mscale=1.0),
+    scaling_case("betas", 4096, original=1024, factor=4.0, beta_fast=16, beta_slow=2),
+    scaling_case("betas-float", 4096, original=1024, factor=4.0, beta_fast=64.0, beta_slow=0.5),
+    scaling_case("factor-derived", 8192, original=2048, factor=None),
+    scaling_case("no-truncate", 4096, original=1024, factor=4.0, truncate=False),
+    scaling_case("no-truncate-beta", 8192, original=512, factor=16.0, truncate=False, beta_fast=8),
+    scaling_case("factor-one", 2048, original=2048, factor=1.0),
+    scaling_case("original-defaults-to-max", 4096, factor=2.0),
 ]
 
 
@@ -242,10 +221,16 @@ def test_yarn_keeps_fast_pairs_and_interpolates_slow_pairs():
 # ------------------------------------------------------------------------------------------------ LongRoPE
 
 
-def _longrope_factors(n_pairs: int) -> tuple[list[float], list[float]]:
-    short = [1.0 + 0.05 * i for i in range(n_pairs)]
-    long = [1.0 + 0.75 * i**1.3 for i in range(n_pairs)]
-    return short, long
+def _longrope_scaling(n_pairs: int, **extra) -> dict:
+    """A LongRoPE scaling over an original context of 1024 positions: short factors growing slowly over the
+    ``n_pairs`` pairs, long factors growing fast, and ``extra`` entries."""
+    return {
+        "rope_type": "longrope",
+        "short_factor": [1.0 + 0.05 * i for i in range(n_pairs)],
+        "long_factor": [1.0 + 0.75 * i**1.3 for i in range(n_pairs)],
+        "original_max_position_embeddings": 1024,
+        **extra,
+    }
 
 
 LONGROPE_CASES = [
@@ -262,14 +247,7 @@ LONGROPE_CASES = [
 @pytest.mark.parametrize("head_dim,base,prf", HEADS)
 @pytest.mark.parametrize("extra,seq_len", LONGROPE_CASES)
 def test_longrope_matches_hf(head_dim, base, prf, extra, seq_len):
-    short, long = _longrope_factors(int(head_dim * prf) // 2)
-    scaling = {
-        "rope_type": "longrope",
-        "short_factor": short,
-        "long_factor": long,
-        "original_max_position_embeddings": 1024,
-        **extra,
-    }
+    scaling = _longrope_scaling(int(head_dim * prf) // 2, **extra)
     check_against_hf(
         head_dim, base=base, partial_rotary_factor=prf, max_position_embeddings=4096, seq_len=seq_len, scaling=scaling
     )
@@ -279,59 +257,27 @@ def test_longrope_matches_hf(head_dim, base, prf, extra, seq_len):
     "seq_len,which", [(None, "short"), (10, "short"), (1024, "short"), (1025, "long"), (100000, "long")]
 )
 def test_longrope_picks_factor_set_by_seq_len(seq_len, which):
-    short, long = _longrope_factors(32)
-    got, af = posviz.rope_inv_freq(
-        64,
-        max_position_embeddings=4096,
-        seq_len=seq_len,
-        scaling={
-            "rope_type": "longrope",
-            "short_factor": short,
-            "long_factor": long,
-            "original_max_position_embeddings": 1024,
-        },
-    )
+    scaling = _longrope_scaling(32)
+    got, af = posviz.rope_inv_freq(64, max_position_embeddings=4096, seq_len=seq_len, scaling=scaling)
     default, _ = posviz.rope_inv_freq(64)
-    ext = np.array(short if which == "short" else long)
+    ext = np.array(scaling[f"{which}_factor"])
     np.testing.assert_allclose(got, default / ext, rtol=1e-14)
     # factor derived as 4096 / 1024 = 4, attention factor sqrt(1 + ln 4 / ln 1024) (Phi-3 / LongRoPE default)
     assert af == pytest.approx(math.sqrt(1 + math.log(4.0) / math.log(1024)), rel=1e-14)
 
 
 def test_longrope_attention_factor_is_one_without_extension():
-    short, long = _longrope_factors(8)
-    _, af = posviz.rope_inv_freq(
-        16,
-        max_position_embeddings=1024,
-        scaling={
-            "rope_type": "longrope",
-            "short_factor": short,
-            "long_factor": long,
-            "original_max_position_embeddings": 1024,
-        },
-    )
+    _, af = posviz.rope_inv_freq(16, max_position_embeddings=1024, scaling=_longrope_scaling(8))
     assert af == 1.0
 
 
 # ------------------------------------------------------------------------------------------------ Llama 3.1
 
 LLAMA3_CASES = [
-    pytest.param(
-        {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
-        131072,
-        id="llama-3.1",
-    ),
-    pytest.param(
-        {"factor": 32.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
-        131072,
-        id="llama-3.2",
-    ),
-    pytest.param(
-        {"factor": 4.0, "low_freq_factor": 2.0, "high_freq_factor": 8.0, "original_max_position_embeddings": 1000},
-        4000,
-        id="small-context",
-    ),
-    pytest.param({"factor": 2.0, "low_freq_factor": 1.0, "high_freq_factor": 3.0}, 3000, id="original-from-max"),
+    scaling_case("llama-3.1", 131072, original=8192, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0),
+    scaling_case("llama-3.2", 131072, original=8192, factor=32.0, low_freq_factor=1.0, high_freq_factor=4.0),
+    scaling_case("small-context", 4000, original=1000, factor=4.0, low_freq_factor=2.0, high_freq_factor=8.0),
+    scaling_case("original-from-max", 3000, factor=2.0, low_freq_factor=1.0, high_freq_factor=3.0),
 ]
 
 
@@ -519,15 +465,17 @@ def test_yarn_with_an_odd_rotated_dim_that_transformers_cannot_build_is_refused(
 @pytest.mark.parametrize(
     "kwargs,needle",
     [
-        ({"head_dim": 0}, "head_dim"),
-        ({"head_dim": -4}, "head_dim"),
-        ({"head_dim": 64, "base": 0.0}, "base"),
-        ({"head_dim": 64, "base": -10000.0}, "base"),
-        ({"head_dim": 64, "partial_rotary_factor": 0.0}, "partial_rotary_factor"),
-        ({"head_dim": 64, "partial_rotary_factor": 1.5}, "partial_rotary_factor"),
-        ({"head_dim": 64, "scaling": {"rope_type": "linear"}}, "factor"),
-        ({"head_dim": 64, "scaling": {"rope_type": "linear", "factor": -2.0}}, "factor"),
-        (
+        pytest.param({"head_dim": 0}, "head_dim", id="head-dim-zero"),
+        pytest.param({"head_dim": -4}, "head_dim", id="head-dim-negative"),
+        pytest.param({"head_dim": 64, "base": 0.0}, "base", id="base-zero"),
+        pytest.param({"head_dim": 64, "base": -10000.0}, "base", id="base-negative"),
+        pytest.param({"head_dim": 64, "partial_rotary_factor": 0.0}, "partial_rotary_factor", id="nothing-rotated"),
+        pytest.param({"head_dim": 64, "partial_rotary_factor": 1.5}, "partial_rotary_factor", id="more-than-all"),
+        pytest.param({"head_dim": 64, "scaling": {"rope_type": "linear"}}, "factor", id="linear-without-factor"),
+        pytest.param(
+            {"head_dim": 64, "scaling": {"rope_type": "linear", "factor": -2.0}}, "factor", id="negative-factor"
+        ),
+        pytest.param(
             {
                 "head_dim": 64,
                 "scaling": {
@@ -538,18 +486,12 @@ def test_yarn_with_an_odd_rotated_dim_that_transformers_cannot_build_is_refused(
                 },
             },
             "high_freq_factor",
+            id="llama3-without-high-freq-factor",
         ),
-        (
-            {
-                "head_dim": 16,
-                "scaling": {
-                    "rope_type": "longrope",
-                    "short_factor": [1.0] * 3,
-                    "long_factor": [1.0] * 8,
-                    "original_max_position_embeddings": 1024,
-                },
-            },
+        pytest.param(
+            {"head_dim": 16, "scaling": _longrope_scaling(8, short_factor=[1.0] * 3, long_factor=[1.0] * 8)},
             "short_factor",
+            id="longrope-short-factors-not-one-per-pair",
         ),
     ],
 )
@@ -666,8 +608,8 @@ def _rotate_vec(v, pos, inv, layout):
     m=st.integers(0, 10**5),
     n=st.integers(0, 10**5),
     shift=st.integers(-(10**4), 10**4),
-    seed=st.integers(0, 2**32 - 1),
-    layout=st.sampled_from(["half", "interleaved"]),
+    seed=SEEDS,
+    layout=LAYOUTS,
     base=st.sampled_from([10000.0, 500000.0, 10.0]),
 )
 def test_scores_depend_only_on_relative_position(half, m, n, shift, seed, layout, base):
@@ -690,7 +632,7 @@ def test_scores_depend_only_on_relative_position(half, m, n, shift, seed, layout
     n_pass=st.integers(0, 9),
     seq=st.integers(1, 12),
     start=st.integers(0, 5000),
-    seed=st.integers(0, 2**32 - 1),
+    seed=SEEDS,
 )
 def test_layouts_equal_up_to_pair_permutation(half, n_pass, seq, start, seed):
     r = 2 * half
@@ -710,8 +652,8 @@ def test_layouts_equal_up_to_pair_permutation(half, n_pass, seq, start, seed):
     half=st.integers(1, 64),
     seq=st.integers(1, 20),
     start=st.integers(0, 10**5),
-    layout=st.sampled_from(["half", "interleaved"]),
-    seed=st.integers(0, 2**32 - 1),
+    layout=LAYOUTS,
+    seed=SEEDS,
     prf_quarters=st.integers(1, 4),
 )
 def test_rotation_preserves_norm_and_pair_norms(half, seq, start, layout, seed, prf_quarters):
@@ -733,8 +675,8 @@ def test_rotation_preserves_norm_and_pair_norms(half, seq, start, layout, seed, 
     d_rot_half=st.integers(1, 32),
     tail=st.integers(1, 40),
     seq=st.integers(1, 10),
-    layout=st.sampled_from(["half", "interleaved"]),
-    seed=st.integers(0, 2**32 - 1),
+    layout=LAYOUTS,
+    seed=SEEDS,
 )
 def test_partial_rotary_leaves_tail_bit_identical(d_rot_half, tail, seq, layout, seed):
     inv = 1.0 / 10000.0 ** (np.arange(d_rot_half) / d_rot_half)
@@ -750,8 +692,8 @@ def test_partial_rotary_leaves_tail_bit_identical(d_rot_half, tail, seq, layout,
     half=st.integers(1, 32),
     a=st.integers(0, 5000),
     b=st.integers(0, 5000),
-    layout=st.sampled_from(["half", "interleaved"]),
-    seed=st.integers(0, 2**32 - 1),
+    layout=LAYOUTS,
+    seed=SEEDS,
 )
 def test_rotations_compose_and_position_zero_is_identity(half, a, b, layout, seed):
     d = 2 * half
