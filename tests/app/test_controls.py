@@ -8,6 +8,7 @@ import pytest
 import posviz
 
 from ._support import (
+    LANGS,
     as_array,
     assert_clean,
     assert_matrix,
@@ -195,3 +196,14 @@ def test_controls_show_registry_ranges(default_view):
     assert base[0] == 100 and base[-1] == 1_000_000 and 10_000 in base and base == sorted(base)
     rope = default_view("rope")
     assert (rope.slider(key="head_dim").min, rope.slider(key="head_dim").step) == (2, 2)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_choice_is_named_by_its_text_and_helped_only_where_the_catalog_helps(lang):
+    """The Learned page's ``?init=`` radio is its ``learned.ctl.table`` (with that text's help), its ``?proj=`` radio
+    ``learned.ctl.projection`` (no help text: no tooltip), each option shown by the catalog's prefix the page names."""
+    at = open_page("learned", query={"tab": "projection"}, lang=lang)
+    table, projection = widget(at, "init"), widget(at, "proj")
+    assert table.label == tr(lang, "learned.ctl.table") and table.help == tr(lang, "learned.ctl.table.help")
+    assert projection.label == tr(lang, "learned.ctl.projection") and not projection.help
+    assert list(projection.options) == [tr(lang, f"learned.projection.{m}") for m in posviz.analysis.PROJECTIONS]
