@@ -9,8 +9,7 @@ import posviz
 from posviz.figures import compare as cmpfig
 from posviz.figures.compare import Series
 from posviz.lessons import compare
-from posviz.pages import script
-from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, t, widgets
+from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, menu, t, widgets
 from posviz.ui.pagekit import labels
 
 CTL = widgets.Controls("compare")
@@ -136,7 +135,7 @@ def overview_tab() -> None:
     st.table(pd.DataFrame(rows).set_index(t("compare.col.family")))
     st.caption(t("compare.table.notice"))
     st.markdown(t("compare.models"))
-    st.page_link(script("models"), label=t("compare.models.link"), icon=":material/layers:")
+    st.page_link(menu.page("models"), label=t("compare.models.link"), icon=":material/layers:")
 
 
 def offset_tab() -> None:

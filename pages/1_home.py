@@ -6,8 +6,7 @@ import streamlit as st
 
 import posviz
 from posviz.lessons import attention_demo as demo
-from posviz.pages import script
-from posviz.ui import Figures, cache, controls, current_language, errors_shown, intro, t, widgets
+from posviz.ui import Figures, cache, controls, current_language, errors_shown, intro, menu, t, widgets
 from posviz.ui.pagekit import labels
 
 OWN = "own"
@@ -123,7 +122,7 @@ def tour() -> None:
     for number, (code, key, query) in enumerate(TOUR, start=1):
         st.markdown(t("home.tour.step", number=number, text=t(f"home.tour.{code}")))
         st.page_link(
-            script(key), label=t(f"home.tour.{code}.link"), icon=":material/arrow_forward:", query_params=query
+            menu.page(key), label=t(f"home.tour.{code}.link"), icon=":material/arrow_forward:", query_params=query
         )
 
 
@@ -139,7 +138,7 @@ def families() -> None:
     for i, fam in enumerate(posviz.FAMILIES.values()):
         with columns[i % 3].container(border=True):
             st.page_link(
-                script(fam.page),
+                menu.page(fam.page),
                 label=t(f"family.{fam.key}.name"),
                 icon=":material/arrow_forward:",
                 query_params=family_link(fam),
@@ -152,7 +151,7 @@ def tools() -> None:
     columns = st.columns(3)
     for i, name in enumerate(TOOLS):
         with columns[i % 3].container(border=True):
-            st.page_link(script(name), label=t(f"page.{name}"), icon=":material/arrow_forward:")
+            st.page_link(menu.page(name), label=t(f"page.{name}"), icon=":material/arrow_forward:")
             st.caption(t(f"home.more.{name}"))
 
 

@@ -6,9 +6,9 @@ import functools
 import streamlit as st
 
 import posviz
+import posviz.ui.menu as menu
 from posviz.encodings import rope, rope_configs
 from posviz.figures import rope as rope_figures
-from posviz.pages import script
 from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, t, unused_controls, widgets
 from posviz.ui.pagekit import labels
 
@@ -252,7 +252,7 @@ def models_hint(text: str) -> None:
     if len(groups) > 1:
         st.info(t("rope.cfg.models"), icon=":material/layers:")
         st.page_link(
-            script("models"),
+            menu.page("models"),
             label=t("rope.cfg.models.link"),
             icon=":material/arrow_forward:",
             query_params={"from": "paste", "cfg": text},
