@@ -154,15 +154,20 @@ class Figures:
         *,
         variant: str | None = None,
         suffix: str | int | None = None,
+        each: str | None = None,
         extra: str = "",
+        captioned: bool = True,
         **values,
     ) -> None:
         """``show`` ``fig`` as the figure ``key``: its caption the notice (``variant`` and ``values`` as in
         :meth:`notice`, then ``extra``), its files ``<page>-<key>`` (then ``-<suffix>``, for a figure of one setting:
-        ``alibi-bias-head3``)."""
-        stem = "-".join(str(part) for part in (self.page, key, suffix) if part is not None)
-        notice = self.notice(key, variant, **values) + (f" {extra}" if extra else "")
-        show(fig, notice=notice, key=key.replace(".", "_"), data=data, name=stem.replace(".", "-").replace("_", "-"))
+        ``alibi-bias-head3``). ``each`` tells apart the figures of one key drawn in the same run, one per item (per
+        encoding: ``lab-animation-rope``): it follows the key in the chart key as well as in the file stem.
+        ``captioned=False`` draws no caption (figures side by side, captioned together under them)."""
+        stem = "-".join(str(part) for part in (self.page, key, each, suffix) if part is not None)
+        notice = self.notice(key, variant, **values) + (f" {extra}" if extra else "") if captioned else None
+        chart = key if each is None else f"{key}.{each}"
+        show(fig, notice=notice, key=chart.replace(".", "_"), data=data, name=stem.replace(".", "-").replace("_", "-"))
 
 
 def heatmap(matrix, **kwargs) -> go.Figure:
