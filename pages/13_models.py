@@ -19,6 +19,25 @@ AXES = ("time", "height", "width")
 DIRECTIONS = {"diagonal": (1, 1), "antidiagonal": (1, -1)}
 
 
+def lines(key: str, x_name: str, x, series: dict, axes: dict, **notice) -> None:
+    """The figure ``key``: every line of ``series`` (name -> values) against ``x``, titled ``models.<key>``, with
+    ``axes`` (its axis titles, and range if any); its CSV the column ``x_name`` then the lines; ``notice``: the
+    caption's variant and values."""
+    fig = cache.lines_figure(x, series, title=t(f"models.{key}"), **axes)
+    FIG.show(key, fig, {x_name: x, **series}, **notice)
+
+
+def wavelengths(key: str, series: dict, contexts: dict, data: dict) -> None:
+    """The figure ``key``: each pair's wavelength in every entry of ``series`` (name -> one per pair), with the
+    ``contexts`` (name -> length) marked, titled ``models.<key>``; ``data`` is its CSV."""
+    pairs = np.arange(max(len(v) for v in series.values()))
+    title = t(f"models.{key}")
+    fig = cache.model_wavelengths_figure(
+        pairs, series, contexts, title=title, x_title=t("axis.pair"), y_title=t("rope.axis.wavelength")
+    )
+    FIG.show(key, fig, data)
+
+
 def map_tab() -> None:
     st.markdown(words.summary_sentence(positions))
     words.ignored_notice(positions)
@@ -71,15 +90,8 @@ def layers_tab() -> None:
         contexts[t("models.layers.longest", L=widgets.shown(longest))] = longest
     if layer.window:
         contexts[t(f"models.layers.{layer.attention}", L=widgets.shown(layer.window))] = layer.window
-    fig = cache.model_wavelengths_figure(
-        pairs,
-        series,
-        contexts,
-        title=t("models.layers.wavelength"),
-        x_title=t("axis.pair"),
-        y_title=t("rope.axis.wavelength"),
-    )
-    FIG.show("layers.wavelength", fig, {"pair": pairs, "inv_freq_plain": plain, "inv_freq_layer": layer.inv_freq})
+    data = {"pair": pairs, "inv_freq_plain": plain, "inv_freq_layer": layer.inv_freq}
+    wavelengths("layers.wavelength", series, contexts, data)
     if original:  # the config names the pre-training context: what the pairs saw there, and what they meet at the end
         seen = {t("models.layers.seen", L=widgets.shown(original)): cache.turn_share(plain, original)}
         if longest and longest != original:
@@ -92,16 +104,9 @@ def layers_tab() -> None:
             st.caption(t("models.layers.unknown_original", type=layer.rope_type))
     else:
         return
-    fig = cache.lines_figure(
-        pairs,
-        seen,
-        title=t("models.layers.turns"),
-        x_title=t("axis.pair"),
-        y_title=t("models.axis.turn"),
-        y_range=(0.0, 1.05),
-    )
     never = int((seen[next(iter(seen))] < 1).sum())
-    FIG.show("layers.turns", fig, {"pair": pairs, **seen}, variant=variant, never=never, pairs=pairs.size)
+    axes = {"x_title": t("axis.pair"), "y_title": t("models.axis.turn"), "y_range": (0.0, 1.05)}
+    lines("layers.turns", "pair", pairs, seen, axes, variant=variant, never=never, pairs=pairs.size)
 
 
 def compare_tab() -> None:
@@ -120,15 +125,7 @@ def compare_tab() -> None:
     if series:
         width = max(len(v) for v in series.values())
         padded = {k: np.pad(v, (0, width - len(v)), constant_values=np.nan) for k, v in series.items()}
-        fig = cache.model_wavelengths_figure(
-            np.arange(width),
-            padded,
-            {},
-            title=t("models.compare.wavelength"),
-            x_title=t("axis.pair"),
-            y_title=t("rope.axis.wavelength"),
-        )
-        FIG.show("compare.wavelength", fig, {"pair": np.arange(width), **padded})
+        wavelengths("compare.wavelength", padded, {}, {"pair": np.arange(width), **padded})
 
 
 def mrope_settings():
@@ -192,14 +189,8 @@ def mrope_tab() -> None:
         for axis in (1, 2):
             label = t("models.mrope.score.series", layout=layout, axis=axis_names[axis])
             scores[label] = cache.mrope_axis_score(layer.inv_freq, axes, axis, distances)
-    fig = cache.lines_figure(
-        distances,
-        scores,
-        title=t("models.mrope.score"),
-        x_title=t("models.axis.patches_apart"),
-        y_title=t("models.axis.score"),
-    )
-    FIG.show("mrope.score", fig, {"distance": distances, **scores})
+    axes = {"x_title": t("models.axis.patches_apart"), "y_title": t("models.axis.score")}
+    lines("mrope.score", "distance", distances, scores, axes)
 
 
 def rope2d_tab() -> None:
@@ -248,14 +239,8 @@ def rope2d_tab() -> None:
         for label, grid in grids.items()
         for code, step in DIRECTIONS.items()
     }
-    fig = cache.lines_figure(
-        steps,
-        series,
-        title=t("models.rope2d.directions"),
-        x_title=t("models.axis.steps"),
-        y_title=t("models.axis.score"),
-    )
-    FIG.show("rope2d.directions", fig, {"steps": steps, **series})
+    axes = {"x_title": t("models.axis.steps"), "y_title": t("models.axis.score")}
+    lines("rope2d.directions", "steps", steps, series, axes)
 
 
 intro("models")

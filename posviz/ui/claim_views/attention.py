@@ -11,8 +11,8 @@ from posviz import figures
 from posviz.figures import claims as claimfig
 from posviz.lessons import claims
 
-from .. import cache, controls, heatmap, t, widgets
-from .verdicts import CTL, FIG
+from .. import cache, heatmap, t, widgets
+from .verdicts import FIG, at_setting
 
 
 def alibi() -> claims.Evidence:
@@ -92,9 +92,7 @@ def symmetry() -> claims.Evidence:
 
 def extrapolate() -> claims.Evidence:
     """The share of position pairs never seen in training, by step past the training length: sinusoidal and RoPE."""
-    with controls():
-        train = CTL.numeric("train", 128, 8192, 512, marks=widgets.POWERS_OF_TWO)
-    found = cache.check("extrapolate", train_len=train)
+    train, found = at_setting("extrapolate", "train_len", "train", 128, 8192, 512, marks=widgets.POWERS_OF_TWO)
     a, n = found.arrays, found.numbers
     fig = figures.lines(
         a["step"],

@@ -7,24 +7,23 @@ from posviz import figures
 from posviz.figures import claims as claimfig
 from posviz.lessons import claims
 
-from .. import cache, controls, heatmap, t, widgets
-from .verdicts import CTL, FIG
+from .. import cache, heatmap, t, widgets
+from .verdicts import FIG, at_setting
 
 D_MARKS = (64, 128, 256, 512, 768, 1024, 2048, 4096)  # the slider's widths, BERT's 768 among them
 #: Floor of the log error plot: exact zeros (position 0) are drawn on it.
 ERROR_FLOOR = 1e-12
 
 
-def width() -> int:
-    """The width d of the sinusoidal table, shared by the claims that measure one (``?d=``)."""
-    with controls():
-        return CTL.numeric("d", 64, 4096, 512, grid=2, marks=D_MARKS)
+def at_width(claim_id: str) -> tuple:
+    """The claim's evidence at the width d of the sinusoidal table, the control shared by the claims that measure
+    one (``?d=``): ``(d, evidence)``."""
+    return at_setting(claim_id, "d_model", "d", 64, 4096, 512, grid=2, marks=D_MARKS)
 
 
 def exponent() -> claims.Evidence:
     """The wavelength of every pair with the paper's exponent 2i/d and with the doubled one."""
-    d = width()
-    found = cache.check("exponent", d_model=d)
+    d, found = at_width("exponent")
     a = found.arrays
     series = {
         t("claims.exponent.correct"): a["wavelength_correct"],
@@ -44,8 +43,7 @@ def exponent() -> claims.Evidence:
 
 def norm() -> claims.Evidence:
     """The norm of every row against the claimed constant."""
-    d = width()
-    found = cache.check("norm", d_model=d)
+    d, found = at_width("norm")
     claimed = found.numbers["claimed"]
     fig = figures.lines(
         found.arrays["position"],
@@ -63,8 +61,7 @@ def norm() -> claims.Evidence:
 def unscaled() -> claims.Evidence:
     """The position vector's norm against the token embedding's, unscaled and scaled as the paper and the article do,
     across widths."""
-    d = width()
-    found = cache.check("unscaled", d_model=d)
+    d, found = at_width("unscaled")
     a = found.arrays
     fig = claimfig.series(
         {
@@ -106,9 +103,7 @@ def precision() -> claims.Evidence:
 
 def shift() -> claims.Evidence:
     """The matrix that takes PE(p) to PE(p + k)."""
-    with controls():
-        k = CTL.numeric("k", 1, 511, 5, slider=False)
-    found = cache.check("shift", k=k)
+    k, found = at_setting("shift", "k", "k", 1, 511, 5, slider=False)
     matrix = found.arrays["M"]
     fig = heatmap(
         matrix,
@@ -144,9 +139,7 @@ def position_sum() -> claims.Evidence:
 def base() -> claims.Evidence:
     """Two things a base does, each against the base: how well near positions are told apart and whether the order
     is kept; and the wavelengths of the fastest and slowest pairs against the context."""
-    with controls():
-        context = CTL.numeric("ctx", 256, 32768, 2048, marks=widgets.POWERS_OF_TWO)
-    found = cache.check("base", context=context)
+    context, found = at_setting("base", "context", "ctx", 256, 32768, 2048, marks=widgets.POWERS_OF_TWO)
     a, n = found.arrays, found.numbers
     fig = claimfig.stacked(
         a["base"],

@@ -10,13 +10,21 @@ import streamlit as st
 
 from posviz.lessons import claims
 
-from .. import Figures, cache, current_language, t, widgets
+from .. import Figures, cache, controls, current_language, t, widgets
 
 FIG = Figures("claims")
 CTL = widgets.Controls("claims")
 
 ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:", "partly": ":material/error:"}
 COLOURS = {"holds": "green", "wrong": "red", "partly": "orange"}
+
+
+def at_setting(claim_id: str, param: str, key: str, *limits, **options) -> tuple:
+    """The claim's evidence at the value of its control ``key`` (``CTL.numeric(key, *limits, **options)``, among the
+    page's controls), which the check takes as ``param``: ``(value, evidence)``."""
+    with controls():
+        value = CTL.numeric(key, *limits, **options)
+    return value, cache.check(claim_id, **{param: value})
 
 
 def formatted(values: dict) -> dict:

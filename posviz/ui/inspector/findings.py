@@ -10,6 +10,20 @@ from .. import Figures, cache, t
 from .source import Loaded
 
 FIG = Figures("findings")
+#: The findings drawn as one curve: their figure, their axes (catalog keys), and their mark (the figure's keywords for
+#: where it is and for its label, and the label's catalog key).
+CURVES = {
+    "decay": (
+        cache.similarity_decay_figure,
+        ("inspect.axis.offset", "inspect.axis.cosine"),
+        ("half_offset", "half_label", "findings.half"),
+    ),
+    "rough": (
+        cache.roughness_figure,
+        ("axis.position", "findings.rough.y"),
+        ("change", "change_label", "findings.change"),
+    ),
+}
 
 
 def findings(loaded: Loaded) -> None:
@@ -30,39 +44,23 @@ def findings(loaded: Loaded) -> None:
     FIG.show("pca", fig, data, shares=" · ".join(shares), turns=f"{abs(found.winding):.1f}")
 
     decay = cache.similarity_decay(loaded.ref)
-    half = decay.half_offset
-    mark = {"half_offset": half, "half_label": t("findings.half", k=half) if half is not None else ""}
     data = {"offset": decay.offsets, "mean_cosine": decay.mean}
-    axes = ("inspect.axis.offset", "inspect.axis.cosine")
-    variant = None if half is not None else "never"
-    curve(loaded, "decay", cache.similarity_decay_figure, data, mark, axes, variant=variant, k=half)
+    curve(loaded, "decay", data, decay.half_offset, "never", k=decay.half_offset)
 
     error = cache.relative_order_probe(loaded.ref)
     st.markdown(t("findings.order", pairs=n, error=f"{error:.0%}"))
 
     rough = cache.roughness_by_position(loaded.ref)
-    change = rough.change
-    mark = {"change": change, "change_label": t("findings.change", row=change) if change is not None else ""}
     data = {"position": rough.positions, "roughness": rough.value}
-    axes = ("axis.position", "findings.rough.y")
-    variant = None if change is not None else "short"
-    curve(
-        loaded,
-        "rough",
-        cache.roughness_figure,
-        data,
-        mark,
-        axes,
-        variant=variant,
-        row=change,
-        ratio=f"{rough.ratio:.1f}",
-    )
+    curve(loaded, "rough", data, rough.change, "short", row=rough.change, ratio=f"{rough.ratio:.1f}")
 
 
-def curve(loaded: Loaded, key: str, figure, data: dict, mark: dict, axes: tuple[str, str], **notice) -> None:
-    """The finding ``key`` as one curve of the loaded table: ``figure`` (a cached figure of one named line) draws the
-    first two columns of ``data`` against each other with ``mark`` (the figure's own keywords for the point it marks),
-    titled ``findings.<key>`` over the axes ``axes`` (catalog keys); ``notice``: its caption's variant and values."""
+def curve(loaded: Loaded, key: str, data: dict, at: int | None, missing: str, **values) -> None:
+    """The finding ``key`` of ``CURVES`` as one curve of the loaded table: the first two columns of ``data`` against
+    each other, titled ``findings.<key>``, with a mark at ``at`` where there is one. The caption is the finding's
+    notice, or its variant ``missing`` when nothing is marked; ``values`` fill the caption and the mark's label."""
+    figure, axes, (where, label, text) = CURVES[key]
+    marked = {where: at, label: t(text, **values) if at is not None else ""}
     x, y = data.values()
-    fig = figure(x, y, title=t(f"findings.{key}"), x_title=t(axes[0]), y_title=t(axes[1]), name=loaded.name, **mark)
-    FIG.show(key, fig, data, **notice)
+    fig = figure(x, y, title=t(f"findings.{key}"), x_title=t(axes[0]), y_title=t(axes[1]), name=loaded.name, **marked)
+    FIG.show(key, fig, data, variant=None if at is not None else missing, **values)

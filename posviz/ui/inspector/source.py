@@ -9,7 +9,7 @@ import streamlit as st
 from posviz import checkpoint as ckpt
 from posviz.pages import script
 
-from .. import cache, session_tables, t, widgets
+from .. import cache, model_sources, session_tables, t, widgets
 from . import usage
 
 ORIGINS = ("upload", "path", "cache")
@@ -66,21 +66,10 @@ def pick_source(suffix: str = "") -> tuple | None:
         )
         return (upload.getvalue(), upload.name, "file") if upload is not None else None
     if origin == "path":
-        path = st.text_input(
-            t("inspect.ctl.path"),
-            key=f"path{suffix}",
-            bind="query-params",
-            placeholder="~/models/bert-base-uncased",
-            help=t("inspect.ctl.path.help"),
-        ).strip()
+        path = model_sources.typed_path("inspect", "~/models/bert-base-uncased", key=f"path{suffix}")
         return (path, path, "path") if path else None
-    models = ckpt.list_cached_models()  # a directory listing, read anew so a new download shows up
-    if not models:
-        st.info(t("inspect.cache.empty", folder=str(ckpt.hf_cache_dir())))
-        return None
-    names = [m.name for m in models]
-    name = st.selectbox(t("inspect.ctl.cached"), names, key=f"model{suffix}", bind="query-params")
-    return str(models[names.index(name)].path), name, "cached"
+    chosen = model_sources.cached_model(t("inspect.ctl.cached"), key=f"model{suffix}")
+    return None if chosen is None else (*chosen, "cached")
 
 
 def load(chosen: tuple, *, key_widget: str | None) -> Loaded | None:

@@ -11,7 +11,7 @@ import streamlit as st
 from posviz import checkpoint as ckpt
 from posviz import models
 
-from .. import cache, t, widgets
+from .. import cache, model_sources, t, widgets
 
 SOURCES = ("preset", "paste", "upload", "path", "cache")
 #: What a source gives, for the first words of an error about it (``errors_shown``).
@@ -82,21 +82,9 @@ def pick_config() -> tuple[str | None, str, str]:
             return None, "", source
         return upload.getvalue().decode("utf-8", errors="replace"), t("models.name.uploaded"), source
     if source == "path":
-        path = st.text_input(
-            t("models.ctl.path"),
-            key="path",
-            bind="query-params",
-            placeholder="~/models/Qwen3-8B",
-            help=t("models.ctl.path.help"),
-        ).strip()
-        return (path or None), t("models.name.folder"), source
-    found = ckpt.list_cached_models()  # read anew, so a new download shows up
-    if not found:
-        st.info(t("inspect.cache.empty", folder=str(ckpt.hf_cache_dir())))
-        return None, "", source
-    names = [m.name for m in found]
-    name = st.selectbox(t("models.ctl.cached"), names, key="cached", bind="query-params")
-    return str(found[names.index(name)].path), name, source
+        return model_sources.typed_path("models", "~/models/Qwen3-8B") or None, t("models.name.folder"), source
+    chosen = model_sources.cached_model(t("models.ctl.cached"), key="cached")
+    return (None, "", source) if chosen is None else (*chosen, source)
 
 
 def read_config(config: str, source: str) -> models.ModelPositions:
