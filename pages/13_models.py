@@ -112,7 +112,7 @@ def layers_tab() -> None:
 def compare_tab() -> None:
     """The chosen model beside a preset: both in a sentence, their layer maps, and every RoPE group's wavelengths."""
     with controls():
-        other = source.pick_preset("model_b", DEFAULT_MODEL_B, "models.ctl.model_b")
+        other = source.pick_preset(DEFAULT_MODEL_B, "models.ctl.model_b", key="model_b")
     found_b = cache.model_positions(cache.model_preset_text(other))
     names = {f"A · {name}": positions, f"B · {source.preset_name(other)}": found_b}
     for side, found in names.items():

@@ -16,7 +16,7 @@ if chosen is None:
     st.info(t("inspect.empty"))
 else:
     with errors_shown(chosen[2]):
-        loaded = source.load(chosen, key_widget="tensor")  # None for a RoPE model: its views are drawn instead
+        loaded = source.load(chosen, key="tensor")  # None for a RoPE model: its views are drawn instead
 if loaded is not None:
     source.summary(loaded)
     source.hand_over(loaded)

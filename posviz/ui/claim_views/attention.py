@@ -92,7 +92,7 @@ def symmetry() -> claims.Evidence:
 
 def extrapolate() -> claims.Evidence:
     """The share of position pairs never seen in training, by step past the training length: sinusoidal and RoPE."""
-    train, found = at_setting("extrapolate", "train_len", "train", 128, 8192, 512, marks=widgets.POWERS_OF_TWO)
+    train, found = at_setting("extrapolate", "train_len", 128, 8192, 512, key="train", marks=widgets.POWERS_OF_TWO)
     a, n = found.arrays, found.numbers
     fig = figures.lines(
         a["step"],

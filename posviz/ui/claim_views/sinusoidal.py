@@ -18,7 +18,7 @@ ERROR_FLOOR = 1e-12
 def at_width(claim_id: str) -> tuple:
     """The claim's evidence at the width d of the sinusoidal table, the control shared by the claims that measure
     one (``?d=``): ``(d, evidence)``."""
-    return at_setting(claim_id, "d_model", "d", 64, 4096, 512, grid=2, marks=D_MARKS)
+    return at_setting(claim_id, "d_model", 64, 4096, 512, key="d", grid=2, marks=D_MARKS)
 
 
 def exponent() -> claims.Evidence:
@@ -103,7 +103,7 @@ def precision() -> claims.Evidence:
 
 def shift() -> claims.Evidence:
     """The matrix that takes PE(p) to PE(p + k)."""
-    k, found = at_setting("shift", "k", "k", 1, 511, 5, slider=False)
+    k, found = at_setting("shift", "k", 1, 511, 5, key="k", slider=False)
     matrix = found.arrays["M"]
     fig = heatmap(
         matrix,
@@ -139,7 +139,7 @@ def position_sum() -> claims.Evidence:
 def base() -> claims.Evidence:
     """Two things a base does, each against the base: how well near positions are told apart and whether the order
     is kept; and the wavelengths of the fastest and slowest pairs against the context."""
-    context, found = at_setting("base", "context", "ctx", 256, 32768, 2048, marks=widgets.POWERS_OF_TWO)
+    context, found = at_setting("base", "context", 256, 32768, 2048, key="ctx", marks=widgets.POWERS_OF_TWO)
     a, n = found.arrays, found.numbers
     fig = claimfig.stacked(
         a["base"],

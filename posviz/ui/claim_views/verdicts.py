@@ -19,7 +19,7 @@ ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:", "part
 COLOURS = {"holds": "green", "wrong": "red", "partly": "orange"}
 
 
-def at_setting(claim_id: str, param: str, key: str, *limits, **options) -> tuple:
+def at_setting(claim_id: str, param: str, *limits, key: str, **options) -> tuple:
     """The claim's evidence at the value of its control ``key`` (``CTL.numeric(key, *limits, **options)``, among the
     page's controls), which the check takes as ``param``: ``(value, evidence)``."""
     with controls():

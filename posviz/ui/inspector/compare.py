@@ -21,7 +21,7 @@ def compare(loaded: Loaded) -> None:
         return
     other = None
     with errors_shown(chosen[2]):
-        other = load(chosen, key_widget=None)
+        other = load(chosen, key=None)
     if other is None:
         return
     if other.found.kind != "absolute":

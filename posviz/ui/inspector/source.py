@@ -72,9 +72,9 @@ def pick_source(suffix: str = "") -> tuple | None:
     return None if chosen is None else (*chosen, "cached")
 
 
-def load(chosen: tuple, *, key_widget: str | None) -> Loaded | None:
-    """Load the position table of ``chosen`` (``pick_source``'s answer); with ``key_widget``, the key of a selector
-    that lets the user pick any candidate tensor.
+def load(chosen: tuple, *, key: str | None) -> Loaded | None:
+    """Load the position table of ``chosen`` (``pick_source``'s answer); with ``key``, the URL key of a selector that
+    lets the user pick any candidate tensor (None: no selector).
 
     A RoPE model has no table: its frequencies and their usage are shown instead (``usage``), and None is returned."""
     source, name, _ = chosen
@@ -87,24 +87,24 @@ def load(chosen: tuple, *, key_widget: str | None) -> Loaded | None:
         usage.frequency_usage(chosen, has_weights=bool(candidates))
         return None
     except ckpt.NoPositionTable:
-        if not candidates or key_widget is None:
+        if not candidates or key is None:
             raise
         found = None
-    if key_widget is not None:
+    if key is not None:
         candidate_table(candidates)
         keys = [c.key for c in candidates]
         if found is None:
             st.info(t("inspect.pick"))
-        key = st.selectbox(
+        tensor = st.selectbox(
             t("inspect.ctl.key"),
             keys,
             index=keys.index(found.key) if found is not None and found.key in keys else 0,
-            key=key_widget,
+            key=key,
             bind="query-params",
             help=t("inspect.ctl.key.help"),
         )
-        if found is None or key != found.key:
-            _, found = cache.checkpoint(source, key, name=name)
+        if found is None or tensor != found.key:
+            _, found = cache.checkpoint(source, tensor, name=name)
     return Loaded(digest, found, name)
 
 

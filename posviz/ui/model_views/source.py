@@ -26,7 +26,7 @@ def preset_name(name: str) -> str:
     return t(f"models.preset.{name}")
 
 
-def pick_preset(key: str, default: str, label_key: str) -> str:
+def pick_preset(default: str, label_key: str, *, key: str) -> str:
     """A preset chosen in a selector kept in the link as ``key``, labelled ``label_key`` (with its ``.help``)."""
     return widgets.url_select(
         t(label_key),
@@ -72,10 +72,10 @@ def pick_config() -> tuple[str | None, str, str]:
         format_func=lambda s: t(f"models.from.{s}"),
     )
     if source == "preset":
-        name = pick_preset("model", DEFAULT_MODEL, "models.ctl.model")
+        name = pick_preset(DEFAULT_MODEL, "models.ctl.model", key="model")
         return cache.model_preset_text(name), preset_name(name), source
     if source == "paste":
-        return pasted(pick_preset("model", DEFAULT_MODEL, "models.ctl.start")), t("models.name.pasted"), source
+        return pasted(pick_preset(DEFAULT_MODEL, "models.ctl.start", key="model")), t("models.name.pasted"), source
     if source == "upload":
         upload = st.file_uploader(t("models.ctl.upload"), type=["json"], key="upload", help=t("models.ctl.upload.help"))
         if upload is None:
