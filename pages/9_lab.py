@@ -10,12 +10,13 @@ from posviz import analysis, figures, lab
 from posviz.figures import lab as lab_figures
 from posviz.lab.queue import overall
 from posviz.pages import script
-from posviz.ui import cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, show, t, training
+from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, t, training
 from posviz.ui.widgets import numeric
 
 LENGTH_FACTORS = (0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4)  # evaluation lengths, in multiples of the training length
 SESSION_PREFIX = "lab · "
 POLL_SECONDS = 1.0  # how often an open page asks the queue how its runs are going
+FIG = Figures("lab")
 
 
 def config_of(encoding: str) -> lab.TrainConfig:
@@ -125,32 +126,16 @@ def runs_controls(task: str, encodings: list[str], start_key: str, start_label: 
 
 def training_tab() -> None:
     """Loss curves and held-out MLM accuracy of every trained encoding."""
-    show(
-        figures.lines(
-            np.arange(1, steps + 1),
-            {encoding: runs[encoding].losses for encoding in runs},
-            title=t("lab.loss"),
-            x_title=t("lab.axis.step"),
-            y_title=t("lab.axis.loss"),
-        ),
-        notice=t("lab.loss.notice"),
-        key="loss",
-        data={"step": np.arange(1, steps + 1), **{e: r.losses for e, r in runs.items()}},
-        name="lab_loss",
+    losses = {encoding: run.losses for encoding, run in runs.items()}
+    fig = figures.lines(
+        np.arange(1, steps + 1), losses, title=t("lab.loss"), x_title=t("lab.axis.step"), y_title=t("lab.axis.loss")
     )
-    show(
-        figures.bars(
-            list(runs),
-            [r.mlm_accuracy for r in runs.values()],
-            title=t("lab.accuracy"),
-            x_title=t("lab.axis.encoding"),
-            y_title=t("lab.axis.accuracy"),
-        ),
-        notice=t("lab.accuracy.notice"),
-        key="accuracy",
-        data={"encoding": list(runs), "mlm_accuracy": [r.mlm_accuracy for r in runs.values()]},
-        name="lab_accuracy",
+    FIG.show("loss", fig, {"step": np.arange(1, steps + 1), **losses})
+    accuracy = [run.mlm_accuracy for run in runs.values()]
+    fig = figures.bars(
+        list(runs), accuracy, title=t("lab.accuracy"), x_title=t("lab.axis.encoding"), y_title=t("lab.axis.accuracy")
     )
+    FIG.show("accuracy", fig, {"encoding": list(runs), "mlm_accuracy": accuracy})
 
 
 def tables_tab() -> None:
@@ -165,37 +150,28 @@ def tables_tab() -> None:
         left, right = st.columns(2)
         for column, index, label in ((left, 0, "init"), (right, -1, "trained")):
             with column:
-                show(
-                    heatmap(
-                        similarities[index],
-                        title=t(f"lab.similarity.{label}", step=int(run.snapshot_steps[index])),
-                        x_title=t("axis.position"),
-                        y_title=t("axis.position"),
-                        zmin=-1.0,
-                        zmax=1.0,
-                        colorbar_title="cos",
-                        height=380,
-                    ),
-                    key=f"{encoding}-{label}",
-                    data=similarities[index],
-                    name=f"lab_{encoding}_{label}_similarity",
+                fig = heatmap(
+                    similarities[index],
+                    title=t(f"lab.similarity.{label}", step=int(run.snapshot_steps[index])),
+                    x_title=t("axis.position"),
+                    y_title=t("axis.position"),
+                    zmin=-1.0,
+                    zmax=1.0,
+                    colorbar_title="cos",
+                    height=380,
                 )
-        st.caption(t(f"lab.similarity.notice.{encoding}"))
-        show(
-            lab_figures.similarity_animation(
-                run.snapshot_steps,
-                similarities,
-                title=t("lab.animation", encoding=encoding),
-                axis_title=t("axis.position"),
-                play=t("rope.anim.play"),
-                pause=t("rope.anim.pause"),
-                slider_prefix=t("lab.axis.step") + ": ",
-            ),
-            notice=t("lab.animation.notice"),
-            key=f"{encoding}-animation",
-            data={"step": run.snapshot_steps},
-            name=f"lab_{encoding}_snapshots",
+                FIG.show(f"similarity.{label}", fig, similarities[index], each=encoding, captioned=False)
+        st.caption(FIG.notice("similarity", encoding))
+        fig = lab_figures.similarity_animation(
+            run.snapshot_steps,
+            similarities,
+            title=t("lab.animation", encoding=encoding),
+            axis_title=t("axis.position"),
+            play=t("rope.anim.play"),
+            pause=t("rope.anim.pause"),
+            slider_prefix=t("lab.axis.step") + ": ",
         )
+        FIG.show("animation", fig, {"step": run.snapshot_steps}, each=encoding)
     names = list(learned)
     before = [learned[e].probe_before for e in names]
     after = [learned[e].probe_after for e in names]
@@ -208,13 +184,7 @@ def tables_tab() -> None:
         x_title=t("lab.axis.encoding"),
         y_title=t("learned.axis.probe"),
     )
-    show(
-        fig,
-        notice=t("lab.probe.notice"),
-        key="probe",
-        data={"encoding": names, "probe_before": before, "probe_after": after},
-        name="lab_probe",
-    )
+    FIG.show("probe", fig, {"encoding": names, "probe_before": before, "probe_after": after})
 
 
 def lengths_tab() -> None:
@@ -235,12 +205,12 @@ def lengths_tab() -> None:
         trained_label=t("lab.lengths.trained", low=config.min_len, n=train_len),
         train_line_label=t("lab.lengths.train", n=train_len),
     )
-    show(
+    FIG.show(
+        "lengths",
         fig,
-        notice=t("lab.lengths.notice", low=config.min_len, n=train_len),
-        key="lengths",
-        data={"length": lengths, **{e: s.accuracy for e, s in scores.items()}},
-        name="lab_lengths",
+        {"length": lengths, **{e: s.accuracy for e, s in scores.items()}},
+        low=config.min_len,
+        n=train_len,
     )
     for encoding, s in scores.items():
         failed = [(n, err) for n, err in zip(s.lengths.tolist(), s.errors, strict=True) if err]
@@ -267,13 +237,7 @@ def isolation_tab() -> None:
         y_title=t("lab.axis.accuracy"),
     )
     figures.hline(fig, chance, t("lab.isolation.chance", chance=f"{chance:.3f}"), dash="dot")
-    show(
-        fig,
-        notice=t("lab.isolation.notice"),
-        key="isolation_chart",
-        data={"encoding": list(chosen), "position_accuracy": list(result.values())},
-        name="lab_isolation",
-    )
+    FIG.show("isolation", fig, {"encoding": list(chosen), "position_accuracy": list(result.values())})
 
 
 def files_tab() -> None:

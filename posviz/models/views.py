@@ -104,4 +104,50 @@ def rope_2d_similarity(angles, patch: int) -> np.ndarray:
     return np.cos(table[patch][None, :] - table).mean(axis=1)
 
 
-__all__ = ["mrope_axis_score", "plain_inv_freq", "rope_2d_similarity", "rope_mixed_angles", "turn_share"]
+def steps_inside(shape: tuple[int, int], start: tuple[int, int], step: tuple[int, int]) -> int:
+    """How many points ``start + k * step`` (k = 0, 1, 2, ...) lie inside a grid of ``shape`` = (rows, columns) before
+    the line leaves it, the start included: along each axis that the step moves on, the steps left before the edge,
+
+        n = min over axes with step_a != 0 of  (size_a - start_a - 1) // step_a + 1  (step_a > 0)
+                                               start_a // (-step_a) + 1               (step_a < 0).
+
+    A start outside the grid or a step of zero on both axes (a line that never leaves) is refused."""
+    rows = whole("rows", shape[0], maximum=1 << 30)
+    cols = whole("columns", shape[1], maximum=1 << 30)
+    row, col = start
+    if not (0 <= row < rows and 0 <= col < cols):
+        raise ValueError(f"the start ({row}, {col}) is not on the {rows} x {cols} grid")
+    if step[0] == 0 and step[1] == 0:
+        raise ValueError("a step of (0, 0) never leaves the grid: give a direction")
+    counts = [
+        (size - at - 1) // move + 1 if move > 0 else at // -move + 1
+        for size, at, move in ((rows, row, step[0]), (cols, col, step[1]))
+        if move != 0
+    ]
+    return int(min(counts))
+
+
+def line_profile(grid, start: tuple[int, int], step: tuple[int, int], length: int) -> np.ndarray:
+    """The values of the 2-D ``grid`` along a straight line: at ``start + k * step`` for k = 0 .. ``length`` - 1, NaN
+    once the line has left the grid (e.g. a patch's similarity to the patches on its diagonal). Float64 array of
+    ``length`` values."""
+    values = np.asarray(grid, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"a line profile needs a 2-D grid, got shape {values.shape}")
+    k = np.arange(whole("length", length, minimum=0, maximum=1 << 30))
+    rows, cols = start[0] + k * step[0], start[1] + k * step[1]
+    inside = (rows >= 0) & (rows < values.shape[0]) & (cols >= 0) & (cols < values.shape[1])
+    out = np.full(k.size, np.nan)
+    out[inside] = values[rows[inside], cols[inside]]
+    return out
+
+
+__all__ = [
+    "line_profile",
+    "mrope_axis_score",
+    "plain_inv_freq",
+    "rope_2d_similarity",
+    "rope_mixed_angles",
+    "steps_inside",
+    "turn_share",
+]

@@ -154,17 +154,22 @@ class Figures:
         *,
         variant: str | None = None,
         suffix: str | int | None = None,
+        each: str | None = None,
         extra: str = "",
         chart: str | None = None,
+        captioned: bool = True,
         **values,
     ) -> None:
         """``show`` ``fig`` as the figure ``key``: its caption the notice (``variant`` and ``values`` as in
         :meth:`notice`, then ``extra``), its files ``<page>-<key>`` (then ``-<suffix>``, for a figure of one setting:
-        ``alibi-bias-head3``). ``chart`` names the chart element instead of ``key`` where that name is taken: by a
-        control of the page (``base``), or by another figure captioned from the same texts."""
-        stem = "-".join(str(part) for part in (self.page, key, suffix) if part is not None)
-        notice = self.notice(key, variant, **values) + (f" {extra}" if extra else "")
-        element = chart or key.replace(".", "_")
+        ``alibi-bias-head3``). ``each`` tells apart the figures of one key drawn in the same run, one per item (per
+        encoding: ``lab-animation-rope``): it follows the key in the chart key as well as in the file stem. ``chart``
+        names the chart element instead where the key's name is taken: by a control of the page (``base``), or by
+        another figure captioned from the same texts. ``captioned=False`` draws no caption (figures side by side,
+        captioned together under them)."""
+        stem = "-".join(str(part) for part in (self.page, key, each, suffix) if part is not None)
+        notice = self.notice(key, variant, **values) + (f" {extra}" if extra else "") if captioned else None
+        element = chart or (key if each is None else f"{key}.{each}").replace(".", "_")
         show(fig, notice=notice, key=element, data=data, name=stem.replace(".", "-").replace("_", "-"))
 
 

@@ -12,8 +12,9 @@ could not take. Streamlit's URL-bound widgets drop a value they cannot take; ``r
 the link with what the controls show.
 
 Which keys are settings of a page is read once from the source: every ``key=`` of a widget call, the key of every
-``widgets.Controls`` control, and every key the code reads from ``st.query_params``, in the page's script and in
-the frame around it (``app.py``, ``posviz/ui``).
+``widgets.Controls`` control, and every key the code reads from ``st.query_params``, in the page's script, in the
+modules of its views it imports from ``posviz/ui``'s packages, and in the frame around it (``app.py``,
+``posviz/ui``).
 """
 
 from __future__ import annotations
@@ -220,13 +221,43 @@ def _frame_files() -> tuple[Path, ...]:
     return tuple(files)
 
 
+def _view_modules(path: Path) -> set[Path]:
+    """The modules of ``posviz/ui``'s packages (a page's views: ``posviz/ui/inspector/tables.py``) that the source
+    file ``path`` imports: ``from posviz.ui.inspector import tables``, and inside such a package ``from . import
+    usage`` or ``from .source import load``. The modules of ``posviz/ui`` itself are the frame's, read anyway."""
+    ui = ROOT / "posviz" / "ui"
+    found: set[Path] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        if node.level == 0 and (node.module or "").startswith("posviz.ui."):
+            base = ROOT.joinpath(*node.module.split("."))
+        elif node.level > 0 and path.parent.parent.is_relative_to(ui):  # a relative import inside a package of ui
+            base = path.parents[node.level - 1].joinpath(*(node.module or "").split(".") if node.module else ())
+        else:
+            continue
+        candidates = [base.with_suffix(".py"), base / "__init__.py", *(base / f"{a.name}.py" for a in node.names)]
+        found |= {c for c in candidates if c.is_file() and c.parent != ui and c.is_relative_to(ui)}
+    return found
+
+
+def _page_files(script: Path) -> tuple[Path, ...]:
+    """The page's script and every module of its views (``_view_modules``), followed through their own imports."""
+    files, todo = {script}, [script]
+    while todo:
+        for module in _view_modules(todo.pop()) - files:
+            files.add(module)
+            todo.append(module)
+    return tuple(sorted(files))
+
+
 @functools.cache
 def known_keys(script: str) -> tuple[frozenset[str], re.Pattern | None]:
-    """The URL keys that are settings of the page drawn by ``script`` (its own and the frame's): exact keys, and
-    one pattern for the keys built at run time."""
+    """The URL keys that are settings of the page drawn by ``script`` (its own, its views' and the frame's): exact
+    keys, and one pattern for the keys built at run time."""
     exact: set[str] = set()
     patterns: set[str] = set()
-    for path in (*_frame_files(), ROOT / script):
+    for path in (*_frame_files(), *_page_files(ROOT / script)):
         keys, built = _keys_in(path)
         exact |= keys
         patterns |= set(built)

@@ -115,6 +115,25 @@ def test_wavelengths_are_two_pi_over_the_layer_types_frequencies(name, group):
     np.testing.assert_allclose(seen, np.minimum(1, (length - 1) * frequencies / (2 * math.pi)), rtol=1e-6)
 
 
+@pytest.mark.parametrize(("name", "variant"), [("llama3_1_8b", ""), ("gemma3_4b", ".context")])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_turns_caption_counts_the_pairs_that_never_turn(name, variant, lang):
+    """With a pre-training length in the config the caption speaks of pre-training; without one, of the whole
+    context (its own text); either way it counts the pairs below a full turn, counted here from the frequencies."""
+    at = open_page("models", query={"model": name, "tab": "layers"}, lang=lang)
+    assert_clean(at)
+    found = models.model_positions(models.preset(name))
+    layer = next(g.layer for g in found.summary() if g.layer.kind == "rope")
+    i = np.arange(layer.inv_freq.size)
+    if found.original_max_position_embeddings:
+        length, frequencies = found.original_max_position_embeddings, layer.rope_theta ** (-2.0 * i / layer.rotary_dim)
+    else:
+        length, frequencies = found.max_position_embeddings, layer.inv_freq
+    never = int(np.sum((length - 1) * frequencies < 2 * math.pi))
+    turns = chart(charts(at), lang, "models.layers.turns")
+    assert turns.notice == tr(lang, "models.layers.turns.notice" + variant, never=never, pairs=i.size)
+
+
 def test_a_model_without_rope_says_so():
     at = open_page("models", query={"model": "t5_base", "tab": "layers"})
     assert_clean(at)

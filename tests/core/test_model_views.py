@@ -132,3 +132,58 @@ def test_rope_2d_similarity_rotates_ones():
         assert got[p] == pytest.approx(total / 4, abs=1e-12)
     with pytest.raises(ValueError, match="patch"):
         views.rope_2d_similarity(table, 9)
+
+
+def walk(shape, start, step):
+    """The points of the line start + k * step that are on the grid before it first leaves it, one step at a time."""
+    points, (r, c) = [], start
+    while 0 <= r < shape[0] and 0 <= c < shape[1]:
+        points.append((r, c))
+        r, c = r + step[0], c + step[1]
+    return points
+
+
+STEPS = [(1, 1), (1, -1), (-1, 1), (-1, -1), (0, 1), (1, 0), (0, -1), (2, 1), (1, -3), (-2, 0)]
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_steps_inside_counts_the_points_a_walk_visits(step):
+    for shape in ((1, 1), (5, 6), (15, 15), (4, 9)):
+        for row in range(shape[0]):
+            for col in range(shape[1]):
+                assert views.steps_inside(shape, (row, col), step) == len(walk(shape, (row, col), step)), (
+                    shape,
+                    row,
+                    col,
+                )
+
+
+def test_steps_inside_refuses_a_start_off_the_grid_and_a_step_that_never_leaves():
+    with pytest.raises(ValueError, match="not on the 5 x 6 grid"):
+        views.steps_inside((5, 6), (5, 0), (1, 1))
+    with pytest.raises(ValueError, match="never leaves"):
+        views.steps_inside((5, 6), (2, 2), (0, 0))
+
+
+@pytest.mark.parametrize("step", STEPS)
+def test_line_profile_reads_the_grid_along_the_line_then_nan(step):
+    rng = np.random.default_rng(7)
+    grid = rng.normal(size=(5, 6))
+    for start in ((0, 0), (2, 3), (4, 5), (4, 0)):
+        length = 9  # longer than any line on the grid: the tail is off it
+        got = views.line_profile(grid, start, step, length)
+        on = walk(grid.shape, start, step)
+        expected = [grid[p] for p in on] + [math.nan] * (length - len(on))
+        np.testing.assert_array_equal(got, np.array(expected), err_msg=str((start, step)))
+
+
+def test_line_profile_of_an_axial_grid_is_the_same_on_both_diagonals():
+    """Axial 2-D RoPE sees |dr| and |dc| only: from the centre of a square grid, the similarity along the diagonal
+    and along the antidiagonal agree step by step."""
+    angles = models.rope_2d_angles(9, 9, 16, base=100.0)
+    grid = views.rope_2d_similarity(angles, 4 * 9 + 4).reshape(9, 9)
+    length = views.steps_inside((9, 9), (4, 4), (1, 1))
+    assert length == 5
+    np.testing.assert_allclose(
+        views.line_profile(grid, (4, 4), (1, 1), length), views.line_profile(grid, (4, 4), (1, -1), length), atol=1e-12
+    )

@@ -1,0 +1,41 @@
+"""The 2-D projection of a position table's rows (``analysis.PROJECTIONS``) as the Learned page and the checkpoint
+inspector draw it: the method chosen in the link (``proj``), the positions as a path coloured by position."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from posviz import analysis, figures
+
+from . import cache, widgets
+from .i18n import t
+
+
+def pick_method(label: str) -> str:
+    """The projection method, one of ``analysis.PROJECTIONS`` (each shown as ``learned.projection.<method>``), chosen
+    with a radio labelled ``label`` and kept in the link as ``proj``."""
+    return widgets.url_radio(
+        label,
+        list(analysis.PROJECTIONS),
+        key="proj",
+        default="pca",
+        format_func=lambda m: t(f"learned.projection.{m}"),
+        horizontal=True,
+    )
+
+
+def path(table: cache.Table, n: int, method: str, positions: int) -> tuple[go.Figure, dict, str]:
+    """The rows of ``table`` (``n`` positions; at most ``positions`` of them, evenly spaced) projected on two axes with
+    ``method`` (``cache.sampled_projection``): the figure, its CSV, and the sentence saying how many positions are
+    drawn ("" when all are)."""
+    where, coords = cache.sampled_projection(table, positions, method=method)
+    fig = figures.positions_path(
+        where,
+        coords,
+        title=t("learned.projection.title", method=t(f"learned.projection.{method}")),
+        x_title=t("learned.axis.component", k=1),
+        y_title=t("learned.axis.component", k=2),
+        colorbar_title=t("axis.position"),
+    )
+    sampled = t("learned.sampled", shown=len(where), n=n) if len(where) < n else ""
+    return fig, {"position": where, "x": coords[:, 0], "y": coords[:, 1]}, sampled
