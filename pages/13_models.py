@@ -216,7 +216,9 @@ def rope2d_tab() -> None:
     patch = row * cols + col
     variants = {t("models.rope2d.axial"): "axial", t("models.rope2d.mixed", D=directions): "mixed"}
     grids = {
-        label: cache.rope_2d_similarity(code, rows, cols, head_dim, patch, base=base).reshape(rows, cols)
+        label: cache.rope_2d_similarity(code, rows, cols, head_dim, patch, base=base, n_directions=directions).reshape(
+            rows, cols
+        )
         for label, code in variants.items()
     }
     axial, mixed = grids.values()

@@ -900,10 +900,16 @@ rope_mixed_angles = _held(_model_views.rope_mixed_angles)
 
 
 @_results
-def rope_2d_similarity(variant: str, n_rows: int, n_cols: int, head_dim: int, patch: int, *, base: float) -> np.ndarray:
+def rope_2d_similarity(
+    variant: str, n_rows: int, n_cols: int, head_dim: int, patch: int, *, base: float, n_directions: int = 8
+) -> np.ndarray:
     """Cached :func:`posviz.models.views.rope_2d_similarity` of the angles of ``variant``: "axial"
-    (:func:`posviz.models.rope_2d_angles`) or "mixed" (:func:`posviz.models.views.rope_mixed_angles`) on that grid."""
-    angles = {"axial": rope_2d_angles, "mixed": rope_mixed_angles}[variant](n_rows, n_cols, head_dim, base=base)
+    (:func:`posviz.models.rope_2d_angles`) or "mixed" (:func:`posviz.models.views.rope_mixed_angles`, with
+    ``n_directions`` directions) on that grid."""
+    if variant == "mixed":
+        angles = rope_mixed_angles(n_rows, n_cols, head_dim, base=base, n_directions=n_directions)
+    else:
+        angles = rope_2d_angles(n_rows, n_cols, head_dim, base=base)
     return _model_views.rope_2d_similarity(angles, patch)
 
 

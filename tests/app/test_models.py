@@ -199,11 +199,12 @@ def test_mrope_uses_qwen2_vl_for_a_text_model():
     chart(charts(at), "en", "models.mrope.axes", section="16, 24, 24")
 
 
-def test_2d_similarity_is_that_of_rotated_ones():
+@pytest.mark.parametrize("directions", [8, 4, 6])
+def test_2d_similarity_is_that_of_rotated_ones(directions):
     at = open_page(
         "models",
         query={"tab": "rope2d", "rows": "5", "cols": "6", "hd": "16", "pr": "2", "pc": "3"}
-        | {"b2d": "100", "dirs": "8"},
+        | {"b2d": "100", "dirs": str(directions)},
     )
     assert_clean(at)
     fig = chart(charts(at), "en", "models.rope2d.similarity", r=2, c=3).fig
@@ -218,7 +219,7 @@ def test_2d_similarity_is_that_of_rotated_ones():
         r, c = divmod(p, 6)
         total = 0.0
         for t in range(8):
-            phi = math.pi / 2 - math.pi * (t % 8) / 8
+            phi = math.pi / 2 - math.pi * (t % directions) / directions
             mag = 100.0 ** (-2 * t / 16)
             total += math.cos(mag * ((r - 2) * math.sin(phi) + (c - 3) * math.cos(phi)))
         mixed[p] = total / 8
