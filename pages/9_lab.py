@@ -9,8 +9,19 @@ import streamlit as st
 from posviz import analysis, figures, lab
 from posviz.figures import lab as lab_figures
 from posviz.lab.queue import overall
-from posviz.pages import script
-from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, session_tables, t, training
+from posviz.ui import (
+    Figures,
+    cache,
+    controls,
+    errors_shown,
+    heatmap,
+    intro,
+    lazy_tabs,
+    menu,
+    session_tables,
+    t,
+    training,
+)
 from posviz.ui.widgets import numeric
 
 LENGTH_FACTORS = (0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4)  # evaluation lengths, in multiples of the training length
@@ -258,7 +269,7 @@ def files_tab() -> None:
     for encoding in (e for e in runs if e in lab.LEARNED_TABLES):
         tables[SESSION_PREFIX + encoding] = runs[encoding].model.position_table()
         st.page_link(
-            script("learned"),
+            menu.page("learned"),
             label=t("lab.open.learned", encoding=encoding),
             icon=":material/school:",
             query_params={"init": "session:" + SESSION_PREFIX + encoding},

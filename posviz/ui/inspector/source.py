@@ -7,9 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from posviz import checkpoint as ckpt
-from posviz.pages import script
 
-from .. import cache, model_sources, session_tables, t, widgets
+from .. import cache, menu, model_sources, session_tables, t, widgets
 from . import usage
 
 ORIGINS = ("upload", "path", "cache")
@@ -151,7 +150,7 @@ def hand_over(loaded: Loaded) -> None:
     if found.kind == "t5_bias":
         tables[loaded.label] = found.matrix
         st.page_link(
-            script("relative"),
+            menu.page("relative"),
             label=t("inspect.open.relative"),
             icon=":material/compare_arrows:",
             query_params={"tab": "t5"},
@@ -159,7 +158,7 @@ def hand_over(loaded: Loaded) -> None:
     else:
         tables[loaded.label] = loaded.table
         st.page_link(
-            script("learned"),
+            menu.page("learned"),
             label=t("inspect.open.learned"),
             icon=":material/school:",
             query_params={"init": LEARNED_SESSION + loaded.label},

@@ -12,9 +12,8 @@ import streamlit as st
 
 from posviz.encodings import rope_configs
 from posviz.figures import rope as rope_figures
-from posviz.pages import script
 
-from .. import Figures, cache, errors_shown, t, widgets
+from .. import Figures, cache, errors_shown, menu, t, widgets
 
 FIG = Figures("usage")
 CTL = widgets.Controls("usage")
@@ -42,7 +41,7 @@ def rope_model(exc) -> None:
     )
     Figures("rope").show("cfg", fig, {"pair": pairs, "inv_freq": found.plain, "inv_freq_scaled": found.scaled})
     st.page_link(
-        script("rope"),
+        menu.page("rope"),
         label=t("inspect.open.rope"),
         icon=":material/rotate_right:",
         query_params={"tab": "config", "cfg": json.dumps(fields)},
@@ -70,14 +69,7 @@ def frequency_usage(chosen: tuple, *, has_weights: bool) -> None:
     st.markdown(t("usage.intro"))
     with errors_shown(kind):
         digest, usage = cache.rope_frequency_usage(source)
-        which = widgets.url_radio(
-            t("usage.ctl.which"),
-            ["query", "key"],
-            key="usage",
-            default="query",
-            format_func=lambda w: t(f"usage.{w}"),
-            horizontal=True,
-        )
+        which = widgets.Controls("usage").radio("usage", ["query", "key"], "query", text="which", names="usage")
         name = t(f"usage.{which}")
         layer_usage = usage.layer_means(which)
         pairs = range(layer_usage.shape[1])

@@ -63,14 +63,7 @@ def pasted(name: str) -> str:
 def pick_config() -> tuple[str | None, str, str]:
     """The config chosen with the source controls: ``(config text or path, its name, source)``; the text is None
     while nothing is given."""
-    source = widgets.url_radio(
-        t("models.ctl.from"),
-        list(SOURCES),
-        key="from",
-        default="preset",
-        horizontal=True,
-        format_func=lambda s: t(f"models.from.{s}"),
-    )
+    source = widgets.Controls("models").radio("from", list(SOURCES), "preset")
     if source == "preset":
         name = pick_preset(DEFAULT_MODEL, "models.ctl.model", key="model")
         return cache.model_preset_text(name), preset_name(name), source
