@@ -6,7 +6,17 @@ import streamlit as st
 import posviz
 from posviz import analysis, figures, ui
 from posviz.encodings import learned
-from posviz.ui import SIMILARITY_POSITIONS, Figures, cache, errors_shown, heatmap, similarity_heatmap, t, widgets
+from posviz.ui import (
+    SIMILARITY_POSITIONS,
+    Figures,
+    cache,
+    errors_shown,
+    heatmap,
+    projection,
+    similarity_heatmap,
+    t,
+    widgets,
+)
 from posviz.ui.export import MAX_CSV_CELLS
 from posviz.ui.pagekit import labels
 
@@ -130,18 +140,9 @@ def table_tab() -> None:
 def projection_tab() -> None:
     """A 2-D projection of the positions, coloured by index."""
     st.subheader(t("learned.section.table"))
-    method = CTL.radio("proj", list(analysis.PROJECTIONS), "pca", text="projection", names="learned.projection")
-    where, coords = cache.sampled_projection(source.ref, PROJECTION_POSITIONS[method], method=method)
-    fig = figures.positions_path(
-        where,
-        coords,
-        title=t("learned.projection.title", method=t(f"learned.projection.{method}")),
-        x_title=t("learned.axis.component", k=1),
-        y_title=t("learned.axis.component", k=2),
-        colorbar_title=t("axis.position"),
-    )
-    sampled = t("learned.sampled", shown=len(where), n=n_rows) if len(where) < n_rows else ""
-    FIG.show("projection", fig, {"position": where, "x": coords[:, 0], "y": coords[:, 1]}, variant=kind, extra=sampled)
+    method = projection.pick_method(t("learned.ctl.projection"))
+    fig, data, sampled = projection.path(source.ref, n_rows, method, PROJECTION_POSITIONS[method])
+    FIG.show("projection", fig, data, variant=kind, extra=sampled)
 
 
 def spectrum_tab() -> None:

@@ -1,6 +1,6 @@
 """The app's pages, once: each page's key (its URL path and catalog key ``page.<key>``), script, icon and the section
 of the menu it is listed in. ``app.py`` builds the navigation from it, the family registry names a family's page by
-its key, pages link to each other through ``script``, and the tests and benchmarks iterate over it.
+its key, ``posviz.ui.menu`` builds the pages' Streamlit objects from it, and the tests and benchmarks iterate over it.
 
 No Streamlit here: the table is plain data, importable by anything.
 """
@@ -46,7 +46,8 @@ BY_KEY = {page.key: page for page in PAGES}
 
 
 def script(key: str) -> str:
-    """The script of the page ``key`` (what ``st.page_link`` and ``st.switch_page`` take)."""
+    """The script of the page ``key``, from the project's folder (the app links to a page through
+    ``posviz.ui.menu.page(key)``, its Streamlit page object)."""
     try:
         return BY_KEY[key].file
     except KeyError:

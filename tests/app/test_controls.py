@@ -200,10 +200,11 @@ def test_controls_show_registry_ranges(default_view):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_a_choice_is_named_by_its_text_and_helped_only_where_the_catalog_helps(lang):
-    """The Learned page's ``?init=`` radio is its ``learned.ctl.table`` (with that text's help), its ``?proj=`` radio
-    ``learned.ctl.projection`` (no help text: no tooltip), each option shown by the catalog's prefix the page names."""
-    at = open_page("learned", query={"tab": "projection"}, lang=lang)
-    table, projection = widget(at, "init"), widget(at, "proj")
+    """The Learned page's ``?init=`` radio is its ``learned.ctl.table`` (with that text's help); Pitfalls' ``?bug=``
+    radio is ``pitfalls.ctl.variant`` (no help text: no tooltip), each option shown by the catalog prefix the page
+    names (``pitfalls.variant.<option>``)."""
+    table = widget(open_page("learned", lang=lang), "init")
     assert table.label == tr(lang, "learned.ctl.table") and table.help == tr(lang, "learned.ctl.table.help")
-    assert projection.label == tr(lang, "learned.ctl.projection") and not projection.help
-    assert list(projection.options) == [tr(lang, f"learned.projection.{m}") for m in posviz.analysis.PROJECTIONS]
+    bug = widget(open_page("pitfalls", lang=lang), "bug")
+    assert bug.label == tr(lang, "pitfalls.ctl.variant") and not bug.help
+    assert list(bug.options) == [tr(lang, f"pitfalls.variant.{v}") for v in posviz.lessons.pitfalls.VARIANTS]
