@@ -230,7 +230,7 @@ def heatmap(
 
 def lines(
     x,
-    series: dict[str, np.ndarray],
+    series: dict[str, np.ndarray | tuple[np.ndarray, np.ndarray]],
     *,
     title: str,
     x_title: str,
@@ -242,7 +242,8 @@ def lines(
     y_range: tuple[float, float] | None = None,
     height: int = 380,
 ) -> go.Figure:
-    """One line per entry of ``series`` (name -> y values) over the shared ``x``.
+    """One line per entry of ``series`` (name -> y values) over the shared ``x``; an entry ``(x, y)`` has an x of its
+    own (two tables of different lengths on one axis; ``x`` None when every entry has).
 
     ``from_zero`` starts a linear y axis at 0 (an error plot: an error of 1e-16 lies on the zero line); ``y_range``
     fixes the y axis (a share from 0 to 1, say).
@@ -251,12 +252,13 @@ def lines(
     zeros, which a log axis would silently drop, are drawn on the floor, a dotted line named ``name``
     (``add_floor``)."""
     fig = go.Figure()
-    x = np.asarray(x)
-    ys = [np.asarray(y, dtype=np.float64) for y in series.values()]
+    x = None if x is None else np.asarray(x)
+    xs = [np.asarray(v[0]) if isinstance(v, tuple) else x for v in series.values()]
+    ys = [np.asarray(v[1] if isinstance(v, tuple) else v, dtype=np.float64) for v in series.values()]
     if floor is not None:
         ys = [np.maximum(y, floor[0]) for y in ys]
-    for name, y in zip(series, ys, strict=True):
-        fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name))
+    for name, x_of, y in zip(series, xs, ys, strict=True):
+        fig.add_trace(go.Scatter(x=x_of, y=y, mode="lines", name=name))
     fig.update_xaxes(type="log" if log_x else "linear", exponentformat="power")
     fig.update_yaxes(type="log", dtick=1, exponentformat="power") if log_y else fig.update_yaxes(type="linear")
     if floor is not None:

@@ -330,6 +330,16 @@ def test_two_checkpoints_side_by_side(models):
         [analysis.position_probe(a), analysis.position_probe(models["gpt2"][1])],
         rtol=1e-9,
     )
+    # the offset profiles of tables of different lengths, each over its own offsets: the mean cosine of rows k apart
+    tables = {"a.npy · array": a, "b.safetensors · transformer.wpe.weight": models["gpt2"][1]}
+    assert [trace["name"] for trace in profile["data"]] == list(tables)
+    for trace, table in zip(profile["data"], tables.values(), strict=True):
+        unit = table / np.linalg.norm(table, axis=1, keepdims=True)
+        offsets, cosine = as_array(trace["x"]), as_array(trace["y"])
+        assert offsets.max() == len(table) - 1
+        for k, value in zip(offsets.astype(int), cosine, strict=True):
+            k = abs(k)
+            assert value == pytest.approx(np.mean(np.sum(unit[: len(unit) - k] * unit[k:], axis=1)), abs=1e-9)
 
 
 def test_cached_models_are_listed_from_disk(models, tmp_path, monkeypatch):

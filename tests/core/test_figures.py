@@ -246,3 +246,15 @@ def test_image_cells_index_the_palette_and_masks_are_transparent():
     assert image.info["transparency"] == base.LEVELS
     palette = image.getpalette()[: 3 * base.LEVELS]
     assert palette[:3] != palette[-3:]  # the two ends of the colour scale differ
+
+
+def test_lines_of_their_own_x_keep_each_its_points():
+    """Two profiles of different lengths on one axis: each line is drawn over its own offsets, in the given order."""
+    short, long = (np.arange(5), np.linspace(1, 0, 5)), (np.arange(-3, 9), np.cos(np.arange(12)))
+    fig = figures.lines(None, {"a": short, "b": long}, title="t", x_title="x", y_title="y")
+    assert [trace.name for trace in fig.data] == ["a", "b"]
+    for trace, (x, y) in zip(fig.data, (short, long), strict=True):
+        np.testing.assert_array_equal(np.asarray(trace.x), x)
+        np.testing.assert_array_equal(np.asarray(trace.y), y)
+    shared = figures.lines(np.arange(5), {"a": short[1], "c": 2 * short[1]}, title="t", x_title="x", y_title="y")
+    assert all(np.array_equal(np.asarray(trace.x), np.arange(5)) for trace in shared.data)

@@ -37,13 +37,8 @@ def compare(loaded: Loaded) -> None:
         profiles[item.label] = (offsets, cosine)
         probes[item.label] = cache.sampled_position_probe(item.ref, PROBE_POSITIONS)
     fig = figures.lines(
-        profiles[loaded.label][0],
-        {loaded.label: profiles[loaded.label][1]},
-        title=t("inspect.profile"),
-        x_title=t("inspect.axis.offset"),
-        y_title=t("inspect.axis.cosine"),
+        None, profiles, title=t("inspect.profile"), x_title=t("inspect.axis.offset"), y_title=t("inspect.axis.cosine")
     )
-    fig.add_scatter(x=profiles[other.label][0], y=profiles[other.label][1], mode="lines", name=other.label)
     data = {f"{name} offset": pd.Series(o) for name, (o, _) in profiles.items()}
     FIG.show("compare", fig, data | {f"{name} mean_cosine": pd.Series(c) for name, (_, c) in profiles.items()})
     show_probes(probes, t("inspect.compare.probe"), suffix="compare")
