@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import functools
 import io
+from collections.abc import Mapping
 
 import numpy as np
 import plotly.graph_objects as go
@@ -230,7 +231,7 @@ def heatmap(
 
 def lines(
     x,
-    series: dict[str, np.ndarray | tuple[np.ndarray, np.ndarray]],
+    series: Mapping[str, np.ndarray | tuple[np.ndarray, np.ndarray]],
     *,
     title: str,
     x_title: str,

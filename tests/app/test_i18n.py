@@ -1,8 +1,10 @@
 """The string catalogs and teaching texts are complete: every key the app can ask for exists, non-empty, in every
 language, with the same ``{fields}``; every page has its teaching text in every language.
 
-Keys are collected from the sources (``t("literal")`` calls in app.py, pages/*.py and posviz/ui/*.py, read
-with ``ast`` so conditional keys count too) and from the registry (keys built with f-strings).
+Keys are collected from the sources (``t("literal")`` calls in app.py, pages/*.py and posviz/ui/ with its view
+packages, read with ``ast`` so conditional keys count too; the keys a call names through ``Figures(page).show(key)``,
+``Controls(page).numeric(key)`` or ``labels(title, x, y)``, as those helpers build them) and from the registry (keys
+built with f-strings).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from posviz.ui.i18n import LANGUAGES
 
 from ._support import I18N, PAGE_NAMES, ROOT, TEXTS, catalog
 
-SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "posviz" / "ui").glob("*.py")])
+SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "posviz" / "ui").rglob("*.py")])
 CATALOG_LANGS = sorted(p.name for p in I18N.iterdir() if p.is_dir())
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -43,31 +45,116 @@ def _strings(node) -> list[str]:
 TEMPLATE_KEYWORDS = {"downsampled_note": {"src", "dst"}}
 
 
+#: ``Figures.show`` / ``Figures.notice`` keywords that are not fields of the caption.
+FIGURE_OPTIONS = {"variant", "suffix", "each", "extra", "chart", "captioned"}
+CONTROL_METHODS = {"numeric", "toggle", "radio"}
+
+
+def _pattern(node) -> str | None:
+    """The regular expression of an f-string key (its names match any text)."""
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    return "".join(re.escape(part.value) if isinstance(part, ast.Constant) else r"[^{}]+" for part in node.values)
+
+
+def _helpers(tree) -> dict[str, tuple[str, str]]:
+    """Module names bound to a helper of one page: ``FIG = Figures("rope")`` -> ``{"FIG": ("Figures", "rope")}``."""
+    found = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            helper = _helper(node.value, {})
+            if helper:
+                found[node.targets[0].id] = helper
+    return found
+
+
+def _helper(node, bound) -> tuple[str, str] | None:
+    """``("Figures", page)`` or ``("Controls", page)`` for ``Figures("page")``, ``widgets.Controls("page")`` or a name
+    bound to one."""
+    if isinstance(node, ast.Name):
+        return bound.get(node.id)
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if name in ("Figures", "Controls"):
+            return name, node.args[0].value
+    return None
+
+
+def _named(node, bound):
+    """``(keys, pattern, given)`` of a call that names catalog texts through a helper, or None."""
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    given = {k.arg for k in node.keywords}
+    if name == "labels":  # pagekit.labels(title, x, y, **values): each a key, each filled from the values
+        return [k for arg in node.args for k in _strings(arg)], None, given
+    helper = _helper(func.value, bound) if isinstance(func, ast.Attribute) else None
+    if helper is None or not node.args:
+        return None
+    kind, page = helper
+    key = node.args[0]
+    keyword = {k.arg: k.value for k in node.keywords}
+    if kind == "Controls" and name in CONTROL_METHODS:
+        text = keyword.get("text", key)
+        return [f"{page}.ctl.{k}" for k in _strings(text)], None, set()
+    if kind == "Figures" and name in ("show", "notice"):
+        captioned = keyword.get("captioned")
+        if isinstance(captioned, ast.Constant) and captioned.value is False:
+            return None  # drawn without a caption: no text named
+        variant = keyword.get("variant")
+        if name == "notice" and variant is None and len(node.args) > 1:
+            variant = node.args[1]
+        if variant is None or (isinstance(variant, ast.Constant) and variant.value is None):
+            endings = [""]
+        elif _strings(variant) or isinstance(variant, ast.IfExp):
+            endings = ["" if v is None else f".{v}" for v in _constants(variant)]
+        else:
+            endings = None  # a variant named at run time: some text must match
+        given = given - FIGURE_OPTIONS
+        stem = _pattern(key)
+        if stem is not None or endings is None:
+            base = stem if stem is not None else "|".join(re.escape(k) for k in _strings(key))
+            tail = r"(\.[^{}]+)?" if endings is None else "(" + "|".join(re.escape(e) for e in endings) + ")"
+            return [], f"{re.escape(page)}\\.({base})\\.notice{tail}", given
+        return [f"{page}.{k}.notice{e}" for k in _strings(key) for e in endings], None, given
+    return None
+
+
+def _constants(node) -> list:
+    """The constants (strings or None) the branches of ``a if c else b`` can be."""
+    if isinstance(node, ast.Constant):
+        return [node.value]
+    if isinstance(node, ast.IfExp):
+        return _constants(node.body) + _constants(node.orelse)
+    return []
+
+
 def t_calls():
-    """``(where, keys, f-string pattern or None, keyword names)`` for every ``t(...)`` call in the sources; a call
-    passed as a template keyword (``downsampled_note=t(...)``) counts the fields the builder fills as given."""
+    """``(where, keys, f-string pattern or None, keyword names)`` for every ``t(...)`` call in the sources, and every
+    call that names texts through ``Figures``, ``Controls`` or ``labels``; a call passed as a template keyword
+    (``downsampled_note=t(...)``) counts the fields the builder fills as given."""
     calls = []
     for path in SOURCES:
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        bound = _helpers(tree)
         filled_later = {
             id(kw.value): TEMPLATE_KEYWORDS[kw.arg]
             for kw in ast.walk(tree)
             if isinstance(kw, ast.keyword) and kw.arg in TEMPLATE_KEYWORDS
         }
         for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "t"):
+            if not isinstance(node, ast.Call):
+                continue
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            if not (isinstance(node.func, ast.Name) and node.func.id == "t"):
+                named = _named(node, bound)
+                if named is not None:
+                    calls.append((where, *named))
                 continue
             if not node.args:
                 continue
-            where = f"{path.relative_to(ROOT)}:{node.lineno}"
             key = node.args[0]
-            pattern = None
-            if isinstance(key, ast.JoinedStr):
-                pattern = "".join(
-                    re.escape(part.value) if isinstance(part, ast.Constant) else r"[^{}]+" for part in key.values
-                )
             given = {k.arg for k in node.keywords} | filled_later.get(id(node), set())
-            calls.append((where, _strings(key), pattern, given))
+            calls.append((where, _strings(key), _pattern(key), given))
     return calls
 
 
@@ -93,10 +180,17 @@ def test_the_scan_finds_the_calls():
         "xlnet.shuffle",
         "alibi.bias",
         "controls.unused",
-        "alibi.bias.notice.causal",
+        "alibi.bias.notice.causal",  # FIG.show("bias", ..., variant="causal" if causal else "symmetric")
         "alibi.bias.notice.symmetric",
+        "alibi.slopes.notice",  # variant="power" if ... else None
+        "alibi.slopes.notice.power",
+        "rope.ext.wavelength.notice",  # a dotted figure key
+        "usage.by_layer.notice",  # a view module of the inspector
+        "rope.ctl.factor",  # CTL.numeric("factor", ...)
+        "learned.ctl.table",  # CTL.radio("init", ..., text="table")
     } <= literal
-    assert any(p for _, _, p, _ in CALLS)
+    patterns = [p for _, _, p, _ in CALLS if p]
+    assert any(re.fullmatch(p, "learned.table.notice.random") for p in patterns)  # variant=kind
 
 
 def test_languages_are_the_catalogs():
@@ -157,6 +251,8 @@ def test_every_call_fills_the_fields_its_text_needs(lang):
     run time; a call without values shows the text as is, so it must have no field."""
     problems = []
     for where, keys, _, given in CALLS:
+        if None in given:  # t(key, **values): a mapping gives the fields, seen at run time
+            continue
         for key in keys:
             needed = fields(catalog(lang).get(key, ""))
             if given and not needed <= given:
