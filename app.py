@@ -9,7 +9,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import streamlit as st  # noqa: E402
 
 from posviz.pages import BY_KEY, HOME  # noqa: E402
-from posviz.ui import LANGUAGES, favicon, finish_page, link, menu, present, reconnect, t, widgets
+from posviz.ui import LANGUAGES, favicon, finish_page, heap, link, menu, present, reconnect, t, widgets
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
@@ -48,3 +48,4 @@ except Exception as exc:  # a page's own errors are shown where they happen; thi
     st.error(t("error.unexpected", kind=type(exc).__name__, message=str(exc)[:500]))
 finish_page()  # in slide mode, the chosen figure of a page without tabs
 link.report()
+heap.settle()  # after a run that imported modules, a full garbage collection no longer walks them
