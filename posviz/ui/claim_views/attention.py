@@ -12,6 +12,7 @@ from posviz.figures import claims as claimfig
 from posviz.lessons import claims
 
 from .. import cache, heatmap, t, widgets
+from ..pagekit import labels
 from .verdicts import FIG, at_setting
 
 
@@ -44,9 +45,7 @@ def tril() -> claims.Evidence:
     a = found.arrays
     fig = heatmap(
         a["bias"],
-        title=t("claims.tril.bias"),
-        x_title=t("axis.key_position"),
-        y_title=t("axis.query_position"),
+        **labels("claims.tril.bias", "axis.key_position", "axis.query_position"),
         colorbar_title=t("axis.bias"),
     )
     FIG.show("tril.bias", fig, a["bias"])
@@ -54,9 +53,7 @@ def tril() -> claims.Evidence:
     fig = figures.lines(
         range(a["future_mass"].shape[1]),
         mass,
-        title=t("claims.tril.mass"),
-        x_title=t("axis.query_position"),
-        y_title=t("claims.axis.future"),
+        **labels("claims.tril.mass", "axis.query_position", "claims.axis.future"),
     )
     FIG.show("tril.mass", fig, {f"head_{h}": row for h, row in enumerate(a["future_mass"])})
     return found
@@ -71,18 +68,16 @@ def symmetry() -> claims.Evidence:
     fig = claimfig.token_heatmap(
         a["scores"],
         tokens,
-        title=t("claims.symmetry.scores", sentence=found.numbers["sentence"]),
-        x_title=t("axis.key_position"),
-        y_title=t("axis.query_position"),
+        **labels(
+            "claims.symmetry.scores", "axis.key_position", "axis.query_position", sentence=found.numbers["sentence"]
+        ),
         colorbar_title="q·k/√d",
     )
     FIG.show("symmetry.scores", fig, a["scores"])
     fig = claimfig.grouped_bars(
         [f"{i} {w}" for i, w in enumerate(tokens)],
         {t("claims.symmetry.plain"): a["plain"], t("claims.symmetry.placed"): a["placed"]},
-        title=t("claims.symmetry.shuffle"),
-        x_title=t("claims.axis.token"),
-        y_title=t("claims.axis.moved"),
+        **labels("claims.symmetry.shuffle", "claims.axis.token", "claims.axis.moved"),
     )
     FIG.show(
         "symmetry.shuffle", fig, {"token": a["tokens"], "no_positions": a["plain"], "sinusoidal_positions": a["placed"]}
@@ -100,9 +95,7 @@ def extrapolate() -> claims.Evidence:
             t("claims.extrapolate.sinusoidal", d=n["d"]): a["sinusoidal"],
             t("claims.extrapolate.rope", head_dim=n["head_dim"]): a["rope"],
         },
-        title=t("claims.extrapolate.fig", train=f"{train:,}"),
-        x_title=t("claims.axis.step"),
-        y_title=t("claims.axis.unseen"),
+        **labels("claims.extrapolate.fig", "claims.axis.step", "claims.axis.unseen", train=f"{train:,}"),
         y_range=(0.0, 1.0),
     )
     claimfig.mark(fig, train, t("claims.extrapolate.train", train=f"{train:,}"))
@@ -120,9 +113,7 @@ def xlnet() -> claims.Evidence:
         a["query"],
         subtitles=(t("claims.xlnet.content"), t("claims.xlnet.query")),
         levels=(t("claims.xlnet.hidden"), t("claims.xlnet.seen")),
-        title=t("claims.xlnet.fig"),
-        x_title=t("claims.axis.sees"),
-        y_title=t("claims.axis.token_position"),
+        **labels("claims.xlnet.fig", "claims.axis.sees", "claims.axis.token_position"),
     )
     seen = {f"content_sees_{j}": a["content"][:, j] for j in range(n["n"])}
     seen |= {f"query_sees_{j}": a["query"][:, j] for j in range(n["n"])}

@@ -8,6 +8,7 @@ from posviz.figures import claims as claimfig
 from posviz.lessons import claims
 
 from .. import cache, similarity_heatmap, t
+from ..pagekit import labels
 from .verdicts import FIG
 
 
@@ -32,9 +33,7 @@ def learned() -> claims.Evidence:
             t("claims.learned.init"): a["init"],
             t("claims.learned.sinusoidal"): a["sinusoidal"],
         },
-        title=t("claims.learned.fig", n=n["n"], d=n["d"]),
-        x_title=t("claims.axis.offset"),
-        y_title=t("claims.axis.mean_cos"),
+        **labels("claims.learned.fig", "claims.axis.offset", "claims.axis.mean_cos", n=n["n"], d=n["d"]),
     )
     FIG.show("learned", fig, a)
     return found
@@ -47,9 +46,7 @@ def oom() -> claims.Evidence:
     fig = figures.lines(
         a["tokens"],
         {t("claims.oom.found"): a["found"], t("claims.oom.missing"): a["missing"]},
-        title=t("claims.oom.fig", n=f"{n['n']:,}", d=n["d"]),
-        x_title=t("claims.axis.tokens"),
-        y_title=t("claims.axis.mib"),
+        **labels("claims.oom.fig", "claims.axis.tokens", "claims.axis.mib", n=f"{n['n']:,}", d=n["d"]),
         from_zero=True,
     )
     claimfig.mark(fig, n["first_missing"], n["error"], side="left")
@@ -64,9 +61,7 @@ def albert() -> claims.Evidence:
     fig = claimfig.grouped_bars(
         [t(f"claims.albert.stage.{s}") for s in a["stage"]],
         {"ALBERT-base": a["albert"], "BERT-base": a["bert"]},
-        title=t("claims.albert.fig"),
-        x_title=t("claims.axis.stage"),
-        y_title=t("claims.axis.width"),
+        **labels("claims.albert.fig", "claims.axis.stage", "claims.axis.width"),
     )
     FIG.show("albert", fig, a)
     return found

@@ -12,6 +12,7 @@ from posviz.figures import claims as claimfig
 from posviz.lessons import claims
 
 from .. import cache, t
+from ..pagekit import labels
 from .verdicts import FIG
 
 
@@ -22,9 +23,7 @@ def rot90() -> claims.Evidence:
     fig = figures.lines(
         a["position"],
         {t("claims.rot90.rot90"): a["rot90"], t("claims.rot90.turn"): a["quarter_turn"]},
-        title=t("claims.rot90.fig"),
-        x_title=t("axis.position"),
-        y_title=t("claims.axis.relative_error"),
+        **labels("claims.rot90.fig", "axis.position", "claims.axis.relative_error"),
         from_zero=True,
     )
     FIG.show("rot90", fig, a)
@@ -83,9 +82,7 @@ def max_pos() -> claims.Evidence:
     fig = figures.bars(
         found.arrays["type"],
         found.arrays["change"],
-        title=t("claims.max_pos.fig", small=small, large=large),
-        x_title=t("claims.axis.rope_type"),
-        y_title=t("claims.axis.log_change"),
+        **labels("claims.max_pos.fig", "claims.axis.rope_type", "claims.axis.log_change", small=small, large=large),
     )
     FIG.show("max_pos", fig, found.arrays)
     return found

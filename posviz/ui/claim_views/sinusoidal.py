@@ -8,6 +8,7 @@ from posviz.figures import claims as claimfig
 from posviz.lessons import claims
 
 from .. import cache, heatmap, t, widgets
+from ..pagekit import labels
 from .verdicts import FIG, at_setting
 
 D_MARKS = (64, 128, 256, 512, 768, 1024, 2048, 4096)  # the slider's widths, BERT's 768 among them
@@ -32,9 +33,7 @@ def exponent() -> claims.Evidence:
     fig = cache.lines_figure(
         a["pair"],
         series,
-        title=t("claims.exponent.fig", d=d),
-        x_title=t("axis.pair"),
-        y_title=t("claims.axis.wavelength"),
+        **labels("claims.exponent.fig", "axis.pair", "claims.axis.wavelength", d=d),
         log_y=True,
     )
     FIG.show("exponent", fig, a)
@@ -90,9 +89,7 @@ def precision() -> claims.Evidence:
     fig = figures.lines(
         a["position"],
         {dtype: a[dtype] for dtype in ("float16", "bfloat16", "float32")},
-        title=t("claims.precision.fig"),
-        x_title=t("axis.position"),
-        y_title=t("claims.axis.error"),
+        **labels("claims.precision.fig", "axis.position", "claims.axis.error"),
         log_y=True,
         floor=(ERROR_FLOOR, t("figure.floor", floor=f"{ERROR_FLOOR:.0e}")),
     )
@@ -107,9 +104,7 @@ def shift() -> claims.Evidence:
     matrix = found.arrays["M"]
     fig = heatmap(
         matrix,
-        title=t("claims.shift.fig", k=k, d=found.numbers["d"]),
-        x_title=t("axis.dimension"),
-        y_title=t("axis.dimension"),
+        **labels("claims.shift.fig", "axis.dimension", "axis.dimension", k=k, d=found.numbers["d"]),
         zmin=-1.0,
         zmax=1.0,
         colorbar_title="M",
@@ -157,9 +152,7 @@ def base() -> claims.Evidence:
             t("claims.base.fastest"): (a["base"], a["fastest_wavelength"]),
             t("claims.base.slowest"): (a["base"], a["slowest_wavelength"]),
         },
-        title=t("claims.base.ends", d=n["pairs"] * 2),
-        x_title=t("claims.axis.base"),
-        y_title=t("claims.axis.wavelength"),
+        **labels("claims.base.ends", "claims.axis.base", "claims.axis.wavelength", d=n["pairs"] * 2),
         log_x=True,
         log_y=True,
     )
