@@ -173,8 +173,9 @@ def probe_chart(probes: dict, n: int, d: int, *, title: str, variant: str, chart
     says so when that is fewer than n."""
     guess = cache.constant_guess_error(n)
     names, values = [*probes, t("learned.probe.guess")], [*probes.values(), guess]
-    shown = len(analysis.evenly_spaced(n, PROBE_POSITIONS))
-    sampled = t("learned.probe.sampled", shown=shown, n=n) if n > PROBE_POSITIONS else ""
+    sampled = ""
+    if n > PROBE_POSITIONS:
+        sampled = t("learned.probe.sampled", shown=len(analysis.evenly_spaced(n, PROBE_POSITIONS)), n=n)
     fig = figures.bars(names, values, **labels(title, "learned.axis.table", "learned.axis.probe", n=n, d=d))
     data = {"table": names, "mean_abs_error": values}
     FIG.show("probe", fig, data, variant=variant, suffix=variant, extra=sampled, chart=chart)

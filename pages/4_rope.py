@@ -6,10 +6,21 @@ import functools
 import streamlit as st
 
 import posviz
-import posviz.ui.menu as menu
 from posviz.encodings import rope, rope_configs
 from posviz.figures import rope as rope_figures
-from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, t, unused_controls, widgets
+from posviz.ui import (
+    Figures,
+    cache,
+    controls,
+    errors_shown,
+    heatmap,
+    intro,
+    lazy_tabs,
+    menu,
+    t,
+    unused_controls,
+    widgets,
+)
 from posviz.ui.pagekit import labels
 
 CTL = widgets.Controls("rope")

@@ -153,6 +153,23 @@ def test_ones_share_the_range_of_a_mean_of_cosines():
     assert {(t["zmin"], t["zmax"]) for fig in figs.values() for t in fig["data"]} == {(-1.0, 1.0)}
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_query_and_key_help_says_what_the_random_map_shows(lang):
+    """The choice's help says random means one query and one key, the same at every position, so the map changes shape
+    from the all-ones one but every diagonal still holds one value: that is what the page draws."""
+    at = open_page("rope", query={"tab": "scores", "n": "24", "head_dim": "16", "qk": "random", "seed": "3"}, lang=lang)
+    assert_clean(at)
+    assert widget(at, "qk").help == tr(lang, "rope.ctl.qk.help")
+    z = heatmap_z(by_title(at, "scores", lang)["scores"])
+    for offset in range(-23, 24):
+        diagonal = np.diagonal(z, offset)
+        np.testing.assert_allclose(diagonal, diagonal[0], atol=1e-6)
+    ones = heatmap_z(
+        by_title(open_page("rope", query={"tab": "scores", "n": "24", "head_dim": "16"}), "scores")["scores"]
+    )
+    assert np.abs(z - ones).max() > 0.1
+
+
 def test_ones_disable_the_seed():
     at = open_page("rope", query={"tab": "scores"})
     assert widget(at, "seed").disabled

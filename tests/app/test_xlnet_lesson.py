@@ -4,6 +4,8 @@ stream may see listed in words of the example sentence, and the order as a rank 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -280,6 +282,11 @@ def test_a_shorter_order_clamps_the_query():
     assert says(terms.title, "en", "txl.terms", word=words("en", 3)[2], query=2)
 
 
+def alone(symbol: str, text: str) -> bool:
+    """Whether ``text`` names ``symbol`` on its own: not inside a Latin word ("u" in "query", "v" in "very")."""
+    return re.search(rf"(?<![A-Za-z_]){symbol}(?![A-Za-z_])", text) is not None
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_home_and_compare_say_what_xlnets_positions_are(lang):
     """Home's family card and Compare's list name XLNet's position term (sinusoids of i - j read through the query's
@@ -287,9 +294,9 @@ def test_home_and_compare_say_what_xlnets_positions_are(lang):
     summary = tr(lang, "family.xlnet.summary")
     what = tr(lang, "compare.what.xlnet")
     for text in (summary, what, tr(lang, "compare.side.matrix.xlnet.notice")):
-        assert "Transformer-XL" in text and " v" in text
+        assert "Transformer-XL" in text and " v" in text and alone("v", text)
     assert "R_i−j" in summary and "q_i·W_R R_i−j + v·W_R R_i−j" in what
-    assert "u" in summary  # the content bias beside it
+    assert "u" in summary and alone("u", summary)  # the content bias beside it, named on its own (not in a word)
     home = open_page("home", lang=lang)
     assert_clean(home)
     assert summary in [c.value for c in home.caption]
