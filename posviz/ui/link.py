@@ -233,7 +233,7 @@ def _view_modules(path: Path) -> set[Path]:
         if node.level == 0 and (node.module or "").startswith("posviz.ui."):
             base = ROOT.joinpath(*node.module.split("."))
         elif node.level > 0 and path.parent.parent.is_relative_to(ui):  # a relative import inside a package of ui
-            base = path.parents[node.level - 1].joinpath(*(node.module or "").split(".") if node.module else ())
+            base = path.parents[node.level - 1].joinpath(*(node.module.split(".") if node.module else ()))
         else:
             continue
         candidates = [base.with_suffix(".py"), base / "__init__.py", *(base / f"{a.name}.py" for a in node.names)]

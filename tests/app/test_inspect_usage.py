@@ -96,8 +96,9 @@ def test_usage_by_layer_and_by_head_are_the_weights_row_norms(llama, lang):
     hand = np.zeros(PAIRS)
     hand[0] = np.sqrt(HIDDEN * (0.5**2 + 0.25**2))  # the head set by hand reads pair 0 only
     np.testing.assert_allclose(heatmap_z(heads.fig)[2], hand, atol=1e-6)
-    for key in USAGE:
-        assert drawn[key].notice, key
+    for key in ("usage.by_layer", "usage.by_head.query", "usage.prope", "usage.pattern"):  # captions without numbers
+        assert drawn[key].notice == tr(lang, f"{key}.notice"), key
+    assert drawn["usage.wavelength"].notice == tr(lang, "usage.wavelength.notice", n=CONTEXT)
 
 
 @pytest.mark.slow

@@ -25,9 +25,6 @@ from ._support import (
     tr,
 )
 
-#: The colour code each layer should get (an independent reading of the figure's legend rules).
-SCALED = ("rope_scaled",)
-
 
 def layer_map_layers(fig: dict) -> dict[str, dict[int, dict]]:
     """Per model row of the layer map: layer index -> the kind, attention, window and style its cell encodes."""
@@ -42,6 +39,7 @@ def layer_map_layers(fig: dict) -> dict[str, dict[int, dict]]:
 
 
 def expected_style(layer, first_theta) -> str:
+    """The colour code a layer should get: an independent reading of the figure's legend rules."""
     if layer.kind != "rope":
         return layer.kind
     if layer.rope_type != "default":
@@ -299,7 +297,7 @@ def test_gemma3_local_and_global_side_by_side():
     waves = chart(charts(at), "en", "models.compare.wavelength").fig
     found = models.model_positions(models.preset("gemma3_4b")).summary()
     assert len(waves["data"]) == 4  # two layer types per side
-    for trace, group in zip(waves["data"][:2], found, strict=True):
+    for trace, group in zip(waves["data"], found * 2, strict=True):
         np.testing.assert_allclose(as_array(trace["y"]), 2 * math.pi / group.layer.inv_freq, rtol=1e-6)
 
 

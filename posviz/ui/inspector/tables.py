@@ -87,9 +87,8 @@ def similarity(loaded: Loaded, reading) -> None:
     positions, sim = cache.sampled_similarity(loaded.ref, SIMILARITY_POSITIONS)
     n = loaded.table.shape[0]
     FIG.show("similarity", similarity_heatmap(sim, positions, n), sim, variant=variant(reading), n=n)
-    offsets, _, cosine = cache.strided_offset_profile(
-        loaded.ref
-    )  # the same shape, so the same offsets as the reference
+    # the sinusoidal table has the same shape, so the same offsets
+    offsets, _, cosine = cache.strided_offset_profile(loaded.ref)
     _, _, ref_cosine = cache.strided_offset_profile(loaded.sinusoidal)
     fig = figures.lines(
         offsets,

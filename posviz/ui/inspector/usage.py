@@ -69,7 +69,7 @@ def frequency_usage(chosen: tuple, *, has_weights: bool) -> None:
     st.markdown(t("usage.intro"))
     with errors_shown(kind):
         digest, usage = cache.rope_frequency_usage(source)
-        which = widgets.Controls("usage").radio("usage", ["query", "key"], "query", text="which", names="usage")
+        which = CTL.radio("usage", ["query", "key"], "query", text="which", names="usage")
         name = t(f"usage.{which}")
         layer_usage = usage.layer_means(which)
         pairs = range(layer_usage.shape[1])

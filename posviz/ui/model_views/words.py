@@ -76,7 +76,7 @@ def style_of(layer, first_theta) -> str:
     is scaled or turns with another base than the model's first RoPE layer (``first_theta``)."""
     if layer.kind != "rope":
         return layer.kind
-    if layer.rope_type not in (None, "default"):
+    if layer.rope_type != "default":
         return "rope_scaled"
     return "rope" if layer.rope_theta == first_theta else "rope_other_base"
 
