@@ -502,7 +502,16 @@ def read_table(table, limit: int = 1024) -> TableReading:
     n = int(shape[0]) if len(shape) == 2 else 0
     if n == 0:
         _checks.finite_table(np.asarray(table))  # the sentence a student gets for a table that is not one
-    probe = sampled_position_probe(table, limit) if n >= 2 * 5 else None  # five folds of two positions at least
+    return table_reading(n, sampled_position_probe(table, limit) if n >= PROBE_MIN_POSITIONS else None)
+
+
+#: The fewest rows the probe runs on: five folds of two positions.
+PROBE_MIN_POSITIONS = 2 * 5
+
+
+def table_reading(n: int, probe: float | None) -> TableReading:
+    """:func:`read_table`'s verdict on a table of ``n`` rows whose probe error is ``probe`` (``sampled_position_probe``;
+    None below ``PROBE_MIN_POSITIONS`` rows)."""
     guess = constant_guess_error(n)
     if n < TINY_POSITIONS or probe is None:  # the probe runs from 10 positions, below TINY_POSITIONS
         kind = "tiny"

@@ -397,8 +397,12 @@ def sampled_position_probe(table: AnyTable, limit: int = 1024, *, folds: int = 5
 
 @_analysis
 def read_table(table: AnyTable, limit: int = 1024) -> TableReading:
-    """Cached :func:`posviz.analysis.read_table`."""
-    return analysis.read_table(_array(table), limit)
+    """Cached :func:`posviz.analysis.read_table`, its probe the cached :func:`sampled_position_probe` (the entry the
+    inspector's probe view draws), so a table is probed once."""
+    array = _array(table)
+    if array.ndim != 2 or array.shape[0] < analysis.PROBE_MIN_POSITIONS:
+        return analysis.read_table(array, limit)  # the tiny table's verdict, or the sentence for what is not a table
+    return analysis.table_reading(array.shape[0], sampled_position_probe(table, limit))
 
 
 @_held

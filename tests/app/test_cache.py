@@ -256,6 +256,19 @@ def test_an_analysis_is_keyed_by_the_table_name_never_the_array(monkeypatch):
     assert again[17] != first[17]
 
 
+def test_a_table_is_probed_once_for_its_reading_and_its_probe_view(monkeypatch):
+    """The inspector reads a table (ordered, noise or tiny) from its position probe and draws that probe too: one
+    probe, and the reading is the core's own verdict."""
+    array = np.cumsum(np.random.default_rng(23).normal(size=(96, 8)), axis=0)  # a random walk orders its rows
+    expected_reading, expected_probe = analysis.read_table(array, 1024), analysis.sampled_position_probe(array, 1024)
+    probes = Counter(monkeypatch, analysis, "sampled_position_probe")
+    table = cache.Table.content(array)
+    reading = cache.read_table(table, 1024)
+    error = cache.sampled_position_probe(table, 1024)
+    assert probes.calls == 1
+    assert reading == expected_reading and error == expected_probe == reading.probe
+
+
 def test_a_changed_upload_is_loaded_again():
     """Two uploads that differ in one value are two checkpoints; the same bytes again are the held one."""
     import io

@@ -128,9 +128,7 @@ def probe(loaded: Loaded, reading) -> None:
     n, d = loaded.table.shape
     random_params = (("d_model", d), ("init", "random"), ("n_positions", n), ("seed", 0), ("std", 0.02))
     probes = {
-        loaded.name: reading.probe
-        if reading is not None and reading.probe is not None
-        else cache.sampled_position_probe(loaded.ref, PROBE_POSITIONS),
+        loaded.name: cache.sampled_position_probe(loaded.ref, PROBE_POSITIONS),
         t("inspect.sinusoidal"): cache.sampled_position_probe(loaded.sinusoidal, PROBE_POSITIONS),
         t("option.random"): cache.sampled_position_probe(cache.Table.family("learned", random_params), PROBE_POSITIONS),
         t("learned.probe.guess"): cache.constant_guess_error(n),
