@@ -140,7 +140,7 @@ def table_tab() -> None:
 def projection_tab() -> None:
     """A 2-D projection of the positions, coloured by index."""
     st.subheader(t("learned.section.table"))
-    method = projection.pick_method(t("learned.ctl.projection"))
+    method = projection.pick_method("learned")
     fig, data, sampled = projection.path(source.ref, n_rows, method, PROJECTION_POSITIONS[method])
     FIG.show("projection", fig, data, variant=kind, extra=sampled)
 

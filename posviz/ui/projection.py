@@ -11,16 +11,11 @@ from . import cache, widgets
 from .i18n import t
 
 
-def pick_method(label: str) -> str:
+def pick_method(page: str) -> str:
     """The projection method, one of ``analysis.PROJECTIONS`` (each shown as ``learned.projection.<method>``), chosen
-    with a radio labelled ``label`` and kept in the link as ``proj``."""
-    return widgets.url_radio(
-        label,
-        list(analysis.PROJECTIONS),
-        key="proj",
-        default="pca",
-        format_func=lambda m: t(f"learned.projection.{m}"),
-        horizontal=True,
+    with the radio ``<page>.ctl.projection`` and kept in the link as ``proj``."""
+    return widgets.Controls(page).radio(
+        "proj", list(analysis.PROJECTIONS), "pca", text="projection", names="learned.projection"
     )
 
 

@@ -103,7 +103,7 @@ def similarity(loaded: Loaded, reading) -> None:
 
 def projection(loaded: Loaded, reading) -> None:
     """The positions projected on two axes (PCA, or another method of ``analysis.PROJECTIONS``), as a path."""
-    method = projection_view.pick_method(t("inspect.ctl.projection"))
+    method = projection_view.pick_method("inspect")
     n = loaded.table.shape[0]
     fig, data, sampled = projection_view.path(loaded.ref, n, method, PROJECTION_POSITIONS)
     FIG.show("projection", fig, data, variant=variant(reading), extra=sampled, n=n)
