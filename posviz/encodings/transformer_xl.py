@@ -30,15 +30,16 @@ import dataclasses
 import numpy as np
 
 from . import _checks
+from .sinusoidal import sinusoidal_frequencies
 
 #: XLNet's attention types: "bi" (every query sees every key) and "uni" (a causal language model).
 ATTN_TYPES = ("bi", "uni")
 
 
 def _sinusoid(offsets: np.ndarray, d_model: int) -> np.ndarray:
-    """XLNet's ``positional_embedding``: [sin(p * w_k) | cos(p * w_k)], w_k = 1 / 10000^(2k / d_model)."""
-    inv_freq = 1.0 / 10000.0 ** (np.arange(0, d_model, 2, dtype=np.float64) / d_model)
-    angles = np.asarray(offsets, dtype=np.float64)[..., None] * inv_freq
+    """XLNet's ``positional_embedding``: [sin(p * w_k) | cos(p * w_k)], w_k = 10000^(-2k / d_model) (Vaswani et al.'s
+    frequencies, ``sinusoidal_frequencies``)."""
+    angles = np.asarray(offsets, dtype=np.float64)[..., None] * sinusoidal_frequencies(d_model)
     return np.concatenate([np.sin(angles), np.cos(angles)], axis=-1)
 
 
