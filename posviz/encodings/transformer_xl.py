@@ -86,10 +86,7 @@ def transformer_xl_pos_emb(
     offsets = transformer_xl_offsets(q_len, k_len, attn_type=attn_type, clamp_len=clamp_len)
     if not bi_data:
         return _sinusoid(offsets, d)
-    backward = -transformer_xl_offsets(q_len, k_len, attn_type=attn_type)
-    if clamp_len > 0:
-        backward = np.clip(backward, -clamp_len, clamp_len)
-    return np.stack([_sinusoid(offsets, d), _sinusoid(backward, d)])
+    return np.stack([_sinusoid(offsets, d), _sinusoid(-offsets, d)])  # the clamp is symmetric: clip(-p) = -clip(p)
 
 
 def rel_shift(x, klen: int) -> np.ndarray:
