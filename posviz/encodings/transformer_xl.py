@@ -178,13 +178,11 @@ def transformer_xl_score_terms(
     query_hidden = np.asarray(query_hidden, dtype=np.float64)
     key_hidden = np.asarray(key_hidden, dtype=np.float64)
     d = weights.d_model
-    if query_hidden.ndim != 2 or key_hidden.ndim != 2 or d not in (query_hidden.shape[1], key_hidden.shape[1]):
+    if query_hidden.ndim != 2 or key_hidden.ndim != 2 or {query_hidden.shape[1], key_hidden.shape[1]} != {d}:
         raise ValueError(
             f"queries and keys are (tokens, d_model) with d_model = {d} as in the weights; got {query_hidden.shape} "
             f"and {key_hidden.shape}"
         )
-    if query_hidden.shape[1] != d or key_hidden.shape[1] != d:
-        raise ValueError(f"queries and keys must both have d_model = {d} columns")
     if isinstance(mem_len, bool) or not isinstance(mem_len, (int, np.integer)) or not 0 <= mem_len < len(key_hidden):
         raise ValueError(f"mem_len counts the cached keys, from 0 to k_len - 1 = {len(key_hidden) - 1}; got {mem_len}")
     q_len, k_len = len(query_hidden), len(key_hidden)
