@@ -23,13 +23,13 @@ config classes read it.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Iterator, Mapping
 
 import numpy as np
 
 from ..encodings import _checks
+from ..encodings.rope import rope_wavelength
 from ..encodings.rope_configs import parse_config, read_config
 from .errors import CheckpointError
 from .safetensors_format import SafetensorsFile, bf16_to_float32
@@ -384,7 +384,7 @@ class FrequencyUsage:
 
     @property
     def wavelength(self) -> np.ndarray:
-        return 2 * math.pi / self.inv_freq
+        return rope_wavelength(self.inv_freq)
 
     def layer_means(self, which: str = "query") -> np.ndarray:
         """(layers, pairs): the usage of each pair averaged over the heads of each layer (``which``: "query" or

@@ -30,15 +30,16 @@ import dataclasses
 import numpy as np
 
 from . import _checks
+from .sinusoidal import sinusoidal_frequencies
 
 #: XLNet's attention types: "bi" (every query sees every key) and "uni" (a causal language model).
 ATTN_TYPES = ("bi", "uni")
 
 
 def _sinusoid(offsets: np.ndarray, d_model: int) -> np.ndarray:
-    """XLNet's ``positional_embedding``: [sin(p * w_k) | cos(p * w_k)], w_k = 1 / 10000^(2k / d_model)."""
-    inv_freq = 1.0 / 10000.0 ** (np.arange(0, d_model, 2, dtype=np.float64) / d_model)
-    angles = np.asarray(offsets, dtype=np.float64)[..., None] * inv_freq
+    """XLNet's ``positional_embedding``: [sin(p * w_k) | cos(p * w_k)], w_k = 10000^(-2k / d_model) (Vaswani et al.'s
+    frequencies, ``sinusoidal_frequencies``)."""
+    angles = np.asarray(offsets, dtype=np.float64)[..., None] * sinusoidal_frequencies(d_model)
     return np.concatenate([np.sin(angles), np.cos(angles)], axis=-1)
 
 
@@ -85,10 +86,7 @@ def transformer_xl_pos_emb(
     offsets = transformer_xl_offsets(q_len, k_len, attn_type=attn_type, clamp_len=clamp_len)
     if not bi_data:
         return _sinusoid(offsets, d)
-    backward = -transformer_xl_offsets(q_len, k_len, attn_type=attn_type)
-    if clamp_len > 0:
-        backward = np.clip(backward, -clamp_len, clamp_len)
-    return np.stack([_sinusoid(offsets, d), _sinusoid(backward, d)])
+    return np.stack([_sinusoid(offsets, d), _sinusoid(-offsets, d)])  # the clamp is symmetric: clip(-p) = -clip(p)
 
 
 def rel_shift(x, klen: int) -> np.ndarray:
@@ -180,13 +178,11 @@ def transformer_xl_score_terms(
     query_hidden = np.asarray(query_hidden, dtype=np.float64)
     key_hidden = np.asarray(key_hidden, dtype=np.float64)
     d = weights.d_model
-    if query_hidden.ndim != 2 or key_hidden.ndim != 2 or d not in (query_hidden.shape[1], key_hidden.shape[1]):
+    if query_hidden.ndim != 2 or key_hidden.ndim != 2 or {query_hidden.shape[1], key_hidden.shape[1]} != {d}:
         raise ValueError(
             f"queries and keys are (tokens, d_model) with d_model = {d} as in the weights; got {query_hidden.shape} "
             f"and {key_hidden.shape}"
         )
-    if query_hidden.shape[1] != d or key_hidden.shape[1] != d:
-        raise ValueError(f"queries and keys must both have d_model = {d} columns")
     if isinstance(mem_len, bool) or not isinstance(mem_len, (int, np.integer)) or not 0 <= mem_len < len(key_hidden):
         raise ValueError(f"mem_len counts the cached keys, from 0 to k_len - 1 = {len(key_hidden) - 1}; got {mem_len}")
     q_len, k_len = len(query_hidden), len(key_hidden)

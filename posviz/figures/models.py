@@ -44,14 +44,14 @@ def layer_map(
     Every group is a bar trace of its own, its ``meta`` holding kind, attention and window, so the legend names what
     each colour and hatching means."""
     fig = go.Figure()
-    for row, groups in rows.items():
+    for at, (row, groups) in enumerate(rows.items()):
         for group in groups:
             indices = np.asarray(group["indices"], dtype=np.int64)
             fig.add_trace(
                 go.Bar(
                     x=indices,
                     y=np.ones(indices.size, dtype=np.float32),
-                    base=np.full(indices.size, float(list(rows).index(row)), dtype=np.float32),
+                    base=np.full(indices.size, float(at), dtype=np.float32),
                     width=0.92,
                     name=group["label"],
                     legendgroup=row,

@@ -138,9 +138,9 @@ def memory_figure(
         fig.add_annotation(  # inside the shade of the lower panel, clear of the upper panel's title
             x=(mem_len - 1) / 2, y=1.0, xref="x2", yref="y2 domain", yanchor="top", text=memory_label, showarrow=False
         )
-    fig.update_yaxes(autorange="reversed", title_text=y_title, row=1, col=1)
-    fig.update_yaxes(title_text=naive_title, rangemode="tozero", row=2, col=1)
-    fig = style(fig, title, "", "", height)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
+    fig.update_yaxes(rangemode="tozero", row=2, col=1)
+    fig = style(fig, title, "", "", height)  # clears every axis title: each panel's are set after it
     fig.update_xaxes(title_text=x_title, row=2, col=1)
     fig.update_yaxes(title_text=y_title, row=1, col=1)
     fig.update_yaxes(title_text=naive_title, row=2, col=1)

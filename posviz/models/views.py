@@ -87,7 +87,7 @@ def rope_mixed_angles(
     if base <= 1:
         raise ValueError(f"the base of RoPE must be greater than 1, got {base}")
     t = np.arange(head_dim // 2)
-    magnitude = base ** (-2.0 * t / head_dim)
+    magnitude, _ = rope_inv_freq(head_dim, base=base)
     phi = math.pi / 2 - math.pi * (t % directions) / directions
     r, c = np.meshgrid(np.arange(rows, dtype=np.float64), np.arange(cols, dtype=np.float64), indexing="ij")
     return r.reshape(-1, 1) * (magnitude * np.sin(phi)) + c.reshape(-1, 1) * (magnitude * np.cos(phi))

@@ -91,3 +91,9 @@ def test_roughness_finds_where_the_table_turns_noisy(k):
 def test_roughness_of_a_smooth_table_has_no_jump():
     found = analysis.roughness_by_position(posviz.sinusoidal(300, 32)[:, 16:])
     assert found.value.max() < 0.01
+    # the slow half holds (sin, cos) of 8 frequencies: each pair's second difference has norm 4 sin^2(omega / 2) at
+    # every row, and every row has norm sqrt(8), so the roughness is one constant: no level to change
+    omega = 1.0 / 10000.0 ** (np.arange(8, 16) * 2 / 32)
+    constant = np.linalg.norm(4 * np.sin(omega / 2) ** 2) / np.sqrt(8)
+    np.testing.assert_allclose(found.value, constant, rtol=1e-6)
+    assert found.ratio == pytest.approx(1.0, abs=1e-6)

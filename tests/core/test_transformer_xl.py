@@ -145,6 +145,8 @@ def test_terms_refuse_mismatched_shapes():
     weights = txl.xl_demo_weights(8, 2)
     with pytest.raises(ValueError, match="d_model = 8"):
         txl.transformer_xl_score_terms(np.zeros((2, 6)), np.zeros((3, 8)), weights)
+    with pytest.raises(ValueError, match=r"d_model = 8 .* got \(2, 8\) and \(3, 6\)"):
+        txl.transformer_xl_score_terms(np.zeros((2, 8)), np.zeros((3, 6)), weights)
     with pytest.raises(ValueError, match="mem_len"):
         txl.transformer_xl_score_terms(np.zeros((2, 8)), np.zeros((3, 8)), weights, mem_len=3)
 

@@ -64,6 +64,10 @@ def test_memory_figure_offsets_and_collisions():
     np.testing.assert_array_equal(np.asarray(bars.y, dtype=np.float64), [0, 1, 2, 3, 0, 1, 2])
     red = [c == xfig.COLLISION_COLOUR for c in bars.marker.color]
     assert red == [True, True, True, False, True, True, True]
+    # each panel keeps its own axis titles; the queries read downwards, the positions from 0 up
+    assert (fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text) == ("query", "abs")
+    assert (fig.layout.xaxis.title.text, fig.layout.xaxis2.title.text) == ("", "key")
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.yaxis2.rangemode == "tozero"
 
 
 def test_usage_heatmap_and_wavelength_lines():
