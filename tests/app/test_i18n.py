@@ -312,6 +312,21 @@ def test_teaching_text_exists(page, lang):
         assert len(CJK.findall(text)) >= 20, f"{path.relative_to(ROOT)} has (almost) no Chinese characters"
 
 
+@pytest.mark.parametrize("lang", CATALOG_LANGS)
+@pytest.mark.parametrize("page", PAGE_NAMES)
+def test_display_formulas_open_and_close_on_their_line(page, lang):
+    """A display formula written ``$$...$$`` in a paragraph closes on its line (or stands between two lines that are
+    ``$$`` alone): one that ran onto the next line drew the rest of the Relative page's paragraph as red raw LaTeX."""
+    path: Path = TEXTS / f"{page}.{lang}.md"
+    broken = [
+        f"{path.name}:{number}"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if line.strip() != "$$"
+        and (line.count("$$") % 2 or (line.lstrip().startswith("$$") and not line.rstrip().endswith("$$")))
+    ]
+    assert not broken, f"display formulas not closed on their line: {broken}"
+
+
 def test_chinese_catalog_is_chinese():
     """Every page title and every family name's or summary's text in the zh catalog is written in Chinese."""
     zh = catalog("zh")
