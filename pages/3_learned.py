@@ -157,14 +157,7 @@ def spectrum_tab() -> None:
     else:
         spectrum = cache.position_spectrum(source.ref)
         sinusoidal = cache.sinusoidal_spectrum(n_rows, width).mean_power
-    ui.spectrum_views(
-        spectrum,
-        width,
-        table_name=label(code),
-        notice=t(f"learned.spectrum.notice.{kind}"),
-        stem="learned",
-        reference_power=sinusoidal,
-    )
+    ui.spectrum_views(FIG, spectrum, width, table_name=label(code), reference_power=sinusoidal, variant=kind)
 
 
 def probe_chart(probes: dict, n: int, d: int, *, title: str, variant: str, chart: str) -> None:

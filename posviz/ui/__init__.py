@@ -203,52 +203,48 @@ def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None
     )
 
 
-def spectrum_views(spectrum, width: int, *, table_name: str, notice: str, stem: str, reference_power=None) -> None:
+def spectrum_views(
+    figs: Figures, spectrum, width: int, *, table_name: str, reference_power=None, variant: str | None = None, **values
+) -> None:
     """The two spectrum figures of a table (``analysis.position_spectrum`` of it, ``width`` its d): each analysed
-    dimension's dominant frequency against the sinusoidal table's, and the mean power spectrum, beside
-    ``reference_power`` (the sinusoidal table's) when given. ``stem`` starts the downloaded files' names."""
+    dimension's dominant frequency against the sinusoidal table's, the figure ``spectrum`` of ``figs`` (its caption
+    ``<page>.spectrum.notice``, ``variant`` and ``values`` as in :meth:`Figures.show`), and the mean power spectrum,
+    beside ``reference_power`` (the sinusoidal table's) when given, captioned alike on every page."""
     from posviz.figures import learned as learned_figures
 
     reference = cache.sinusoidal_column_frequencies(width)
     sampled = len(spectrum.dims) < width
-    show(
-        learned_figures.dominant_frequencies(
-            spectrum.dims,
-            spectrum.dominant,
-            reference,
-            spectrum.resolution,
-            title=t("learned.spectrum.dominant"),
-            x_title=t("axis.dimension"),
-            y_title=t("learned.axis.frequency"),
-            table_name=table_name,
-            reference_name=t("learned.spectrum.reference"),
-            floor_name=t("learned.spectrum.floor"),
-        ),
-        notice=notice + (" " + t("learned.sampled_dims", shown=len(spectrum.dims), d=width) if sampled else ""),
-        key="dominant",
-        data={
-            "dimension": spectrum.dims,
-            "dominant_frequency": spectrum.dominant,
-            "sinusoidal_frequency": reference[spectrum.dims],
-        },
-        name=f"{stem}_dominant_frequency",
+    fig = learned_figures.dominant_frequencies(
+        spectrum.dims,
+        spectrum.dominant,
+        reference,
+        spectrum.resolution,
+        title=t("learned.spectrum.dominant"),
+        x_title=t("axis.dimension"),
+        y_title=t("learned.axis.frequency"),
+        table_name=table_name,
+        reference_name=t("learned.spectrum.reference"),
+        floor_name=t("learned.spectrum.floor"),
     )
+    data = {
+        "dimension": spectrum.dims,
+        "dominant_frequency": spectrum.dominant,
+        "sinusoidal_frequency": reference[spectrum.dims],
+    }
+    extra = t("learned.sampled_dims", shown=len(spectrum.dims), d=width) if sampled else ""
+    figs.show("spectrum", fig, data, variant=variant, extra=extra, chart="dominant", **values)
     series = {table_name: spectrum.mean_power}
     if reference_power is not None:
         series[t("learned.spectrum.reference")] = reference_power
-    show(
-        figures.lines(
-            spectrum.frequencies,
-            series,
-            title=t("learned.spectrum.mean"),
-            x_title=t("learned.axis.frequency"),
-            y_title=t("learned.axis.power"),
-        ),
-        notice=t("learned.spectrum.mean.notice"),
-        key="power",
-        data={"frequency": spectrum.frequencies, **series},
-        name=f"{stem}_power_spectrum",
+    fig = figures.lines(
+        spectrum.frequencies,
+        series,
+        title=t("learned.spectrum.mean"),
+        x_title=t("learned.axis.frequency"),
+        y_title=t("learned.axis.power"),
     )
+    data = {"frequency": spectrum.frequencies, **series}
+    show(fig, notice=t("learned.spectrum.mean.notice"), key="power", data=data, name=f"{figs.page}-spectrum-mean")
 
 
 #: What the user gave, which a core error is about: the first words of the message say it ("This file could not be

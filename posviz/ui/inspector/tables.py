@@ -113,12 +113,13 @@ def spectrum(loaded: Loaded, reading) -> None:
     """Each dimension's dominant frequency and the mean power spectrum, beside the sinusoidal table's."""
     n, d = loaded.table.shape
     spectrum_views(
+        FIG,
         cache.position_spectrum(loaded.ref),
         d,
         table_name=loaded.name,
-        notice=FIG.notice("spectrum", variant(reading), n=n),
-        stem="checkpoint",
         reference_power=cache.sinusoidal_spectrum(n, d).mean_power,
+        variant=variant(reading),
+        n=n,
     )
 
 
