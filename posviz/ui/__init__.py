@@ -90,6 +90,7 @@ def lesson_tools(page: str) -> None:
         with st.sidebar:
             slides.switch()
             handout.button(record)
+            record.slot = st.empty()  # the whole lesson's button, once the run knows the page's tabs
 
 
 def finish_page() -> None:
@@ -99,6 +100,7 @@ def finish_page() -> None:
     record = lesson.current()
     if record is not None:
         handout.seal(record)
+        handout.whole_button(record)
 
 
 def chart_config(stem: str) -> dict:
@@ -118,6 +120,8 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
     recorded = lesson.record(fig, notice=notice, key=key, name=stem)  # for the handout and the slides
     if recorded is not None and recorded.slides is not None:
         return  # a slide: drawn by ``slides.finish`` if it is the chosen one, once the open tab has run
+    if recorded is not None and recorded.hidden:
+        return  # a closed tab drawn for the whole lesson's handout: recorded only
     st.plotly_chart(fig, width="stretch", key=key, config=chart_config(stem))
     if notice:
         st.caption(notice)
@@ -279,13 +283,30 @@ def errors_shown(kind: str):
 def lazy_tabs(page: str, draw: dict, *, label: str = "{page}.tab.{code}", kind: str = "setting") -> None:
     """One tab per entry of ``draw`` (code -> function that draws it), labelled from the catalog key ``label``;
     only the open tab's function runs, inside ``errors_shown(kind)``, and its code is kept in the URL
-    (``widgets.url_tabs``)."""
+    (``widgets.url_tabs``). A run asked for the whole lesson (``lesson.ask_whole``) runs every tab: the closed ones
+    out of sight, their figures recorded for the handout only, with a progress bar in the sidebar."""
     tabs = widgets.url_tabs({code: t(label.format(page=page, code=code)) for code in draw})
-    for code, func in draw.items():
+    record = lesson.current()
+    whole = record is not None and record.whole and record.slides is None
+    if record is not None:
+        record.lazy = True
+    progress = record.slot.progress(0.0) if whole and record.slot is not None else None
+    if whole:
+        st.html(f"<style>[class*='st-key-{HIDDEN}'] {{ display: none !important; }}</style>")
+    for i, (code, func) in enumerate(draw.items()):
+        if progress is not None:
+            progress.progress(i / len(draw), text=t("handout.whole.progress", k=i + 1, n=len(draw)))
         with tabs[code], errors_shown(kind):
             if tabs[code].open:
                 func()
+            elif whole:
+                with st.container(key=f"{HIDDEN}{code}"), lesson.drawing_tab(code):
+                    func()
     slides.finish()  # in slide mode, the chosen figure of the open tab
+
+
+#: The key prefix of the containers that hold a closed tab drawn for the whole lesson (hidden by style).
+HIDDEN = "posviz-hidden-"
 
 
 def unused_controls(*labels: str, reason: str) -> None:

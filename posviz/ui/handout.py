@@ -1,12 +1,18 @@
-"""The handout: the open view of a page as ONE self-contained HTML file that works offline.
+"""The handout: a view of a page, or the whole lesson (every tab), as ONE self-contained HTML file that works
+offline.
 
-"Download this lesson" saves the page's teaching text, every figure the view drew (interactive, in order, with its
-caption), the values in use and the link that reopens the view, in the page's language. Nothing in the file is
-fetched: plotly.js is embedded once (the copy that ships with the ``plotly`` package), and so are KaTeX's script,
-its style and its fonts, taken from Streamlit's own static folder, which typesets the formulas. If that copy of
-KaTeX cannot be found (another Streamlit), the formulas stay as their TeX source in a monospace font, which reads.
+"Download this view" saves the page's teaching text, every figure the view drew (interactive, in order, with its
+caption), the values in use and the link that reopens the view, in the page's language. "Whole lesson" draws every
+tab once (the closed ones out of sight) and then offers the same file with every tab's figures, tab by tab.
 
-The file is built only when the button is pressed (``st.download_button`` with a callable), from the figures the
+Nothing in the file is fetched: plotly.js is embedded once (the copy that ships with the ``plotly`` package), and
+so are KaTeX's script, its style and its fonts, taken from Streamlit's own static folder, which typesets the
+formulas. If that copy of KaTeX cannot be found (another Streamlit), the formulas stay as their TeX source in a
+monospace font, which reads. The scripts and the figures are stored gzip-compressed (base64 text in a
+``<script type="application/gzip">`` element) and unpacked by the browser's own ``DecompressionStream``, so a file
+is about a third of its plain size (plotly.js alone is 4.6 MB plain, 1.9 MB so).
+
+A file is built only when its button is pressed (``st.download_button`` with a callable), from the figures the
 run recorded (``lesson.Lesson``): the same objects the page showed, serialised the way ``st.plotly_chart`` does.
 """
 
@@ -15,6 +21,7 @@ from __future__ import annotations
 import base64
 import datetime
 import functools
+import gzip
 import html
 import re
 from pathlib import Path
@@ -45,6 +52,25 @@ def plotly_js() -> str:
     from plotly.offline import get_plotlyjs
 
     return _script_safe(get_plotlyjs())
+
+
+def packed(text: str) -> str:
+    """``text`` gzip-compressed as base64: what a ``<script type="application/gzip">`` element holds."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+
+
+def unpacked(content: str) -> str:
+    """The text ``packed`` stored (for a reader of the file that is not a browser)."""
+    return gzip.decompress(base64.b64decode(content)).decode("utf-8")
+
+
+@functools.cache
+def _packed_asset(name: str) -> str:
+    """An embedded script, compressed once per process."""
+    if name == "plotly":
+        return packed(plotly_js())
+    katex = katex_assets()
+    return packed(katex[1]) if katex is not None else ""
 
 
 def _script_safe(code: str) -> str:
@@ -160,6 +186,8 @@ body { font-family: system-ui, -apple-system, "Segoe UI", "Noto Sans SC", "PingF
        sans-serif; color: #1f2328; background: #fff; max-width: 1100px; margin: 2rem auto; padding: 0 1.5rem;
        line-height: 1.6; font-size: 17px; }
 h1 { font-size: 2.1rem; margin: 0 0 .3rem; }
+h3.tab { font-size: 1.25rem; margin: 2rem 0 .6rem; }
+#unsupported { background: #fff8c5; border: 1px solid #d4a72c; padding: .6rem 1rem; }
 h2 { font-size: 1.45rem; margin: 2.2rem 0 .8rem; border-bottom: 1px solid #d0d7de; padding-bottom: .3rem; }
 .source { color: #57606a; margin: 0; }
 .link a { word-break: break-all; }
@@ -176,18 +204,39 @@ code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; 
        padding: .1rem .3rem; border-radius: 4px; }
 """
 
+#: Unpacks the compressed scripts and figures (gzip in base64, through the browser's DecompressionStream), runs
+#: plotly.js and KaTeX, then draws every figure and typesets every formula. A browser without DecompressionStream
+#: (before 2023) shows the note ``#unsupported`` instead.
 _RENDER = """
-(function () {
+(async function () {
+  if (typeof DecompressionStream === "undefined") {
+    document.getElementById("unsupported").hidden = false;
+    return;
+  }
+  async function unpack(el) {
+    var raw = atob(el.textContent.trim()), bytes = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) { bytes[i] = raw.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return await new Response(stream).text();
+  }
+  async function run(id) {
+    var el = document.getElementById(id);
+    if (!el || !el.textContent.trim()) { return; }
+    var script = document.createElement("script");
+    script.textContent = await unpack(el);
+    document.head.appendChild(script);
+  }
+  await run("plotly-js");
+  await run("katex-js");
   var config = %s;
-  document.querySelectorAll("script.posviz-figure").forEach(function (source) {
-    var spec = JSON.parse(source.textContent);
+  for (const source of document.querySelectorAll("script.posviz-figure")) {
+    var spec = JSON.parse(await unpack(source));
     var target = document.getElementById(source.dataset.target);
     var options = Object.assign({}, config, {toImageButtonOptions: {scale: 3, filename: source.dataset.name}});
-    Plotly.newPlot(target, spec.data || [], spec.layout || {}, options).then(function () {
-      if (spec.frames && spec.frames.length) { Plotly.addFrames(target, spec.frames); }
-      target.dataset.drawn = "true";
-    });
-  });
+    await Plotly.newPlot(target, spec.data || [], spec.layout || {}, options);
+    if (spec.frames && spec.frames.length) { Plotly.addFrames(target, spec.frames); }
+    target.dataset.drawn = "true";
+  }
   if (window.katex) {
     document.querySelectorAll(".math").forEach(function (el) {
       try {
@@ -199,11 +248,6 @@ _RENDER = """
 """
 
 _CONFIG = '{"displaylogo": false, "responsive": true}'
-
-
-def _json_script(value: str) -> str:
-    """JSON text that cannot end the ``<script>`` element it sits in."""
-    return value.replace("</", "<\\/").replace("<!--", "<\\!--")
 
 
 def figure_json(fig) -> str:
@@ -235,12 +279,13 @@ def render(
     katex = katex_assets()
     if katex is not None:
         parts.append(f'<style id="katex-style">{katex[0]}</style>')
-    parts.append(f'<script id="plotly-js">{plotly_js()}</script>')
+    parts.append(f'<script type="application/gzip" id="plotly-js">{_packed_asset("plotly")}</script>')
     if katex is not None:
-        parts.append(f'<script id="katex-js">{katex[1]}</script>')
+        parts.append(f'<script type="application/gzip" id="katex-js">{_packed_asset("katex")}</script>')
     parts += [
         "</head>",
         "<body>",
+        f'<p id="unsupported" hidden>{html.escape(say("handout.unsupported"))}</p>',
         "<header>",
         f"<h1>{html.escape(lesson.title)}</h1>",
         f'<p class="source">{html.escape(say("handout.made", date=made.isoformat()))}</p>',
@@ -253,7 +298,9 @@ def render(
         '<section id="values">',
         f"<h2>{html.escape(say('handout.values'))}</h2>",
     ]
-    if lesson.tab_label:
+    if lesson.whole:
+        parts.append(f'<p id="tab">{html.escape(say("handout.whole.tabs", n=len(lesson.tabs)))}</p>')
+    elif lesson.tab_label:
         parts.append(f'<p id="tab">{html.escape(say("handout.tab", tab=lesson.tab_label))}</p>')
     if values:
         parts.append('<table class="values"><tbody>')
@@ -264,12 +311,16 @@ def render(
     parts += ["</section>", '<section id="figures">', f"<h2>{html.escape(say('handout.figures'))}</h2>"]
     if not lesson.figures:
         parts.append(f"<p>{html.escape(say('handout.none'))}</p>")
+    heading = None
     for i, shown in enumerate(lesson.figures, start=1):
+        if lesson.whole and shown.tab is not None and shown.tab != heading:
+            heading = shown.tab
+            parts.append(f'<h3 class="tab">{html.escape(heading)}</h3>')
         parts += [
             f'<figure id="figure-{i}" data-name="{html.escape(shown.name)}">',
             f'<div class="plot" id="plot-{i}"></div>',
-            f'<script type="application/json" class="posviz-figure" data-target="plot-{i}" '
-            f'data-name="{html.escape(shown.name)}">{_json_script(figure_json(shown.fig))}</script>',
+            f'<script type="application/gzip" class="posviz-figure" data-target="plot-{i}" '
+            f'data-name="{html.escape(shown.name)}">{packed(figure_json(shown.fig))}</script>',
         ]
         if shown.notice:
             parts.append(f"<figcaption>{markdown_html(shown.notice, inline=True)}</figcaption>")
@@ -355,17 +406,53 @@ def build(lesson: lessons.Lesson) -> bytes:
     return render(lesson, link=link, values=lesson.values).encode("utf-8")
 
 
+def file_name(lesson: lessons.Lesson) -> str:
+    """``posviz-rope-en.html`` for a view, ``posviz-rope-lesson-en.html`` for the whole lesson."""
+    return f"posviz-{lesson.page}{'-lesson' if lesson.whole else ''}-{lesson.lang}.html"
+
+
 def button(lesson: lessons.Lesson) -> None:
-    """The "Download this lesson" button; the file is made only when it is pressed."""
+    """The "Download this view" button; the file is made only when it is pressed."""
     from .i18n import t
 
     st.download_button(
         t("handout.download"),
         data=functools.partial(build, lesson),
-        file_name=f"posviz-{lesson.page}-{lesson.lang}.html",
+        file_name=file_name(lesson),
         mime="text/html",
         key="posviz-handout",
         icon=":material/download:",
         on_click="ignore",
         help=t("handout.help"),
     )
+
+
+def whole_button(lesson: lessons.Lesson) -> None:
+    """As the run ends, in the place the sidebar kept for it: on a page of lazy tabs, "Whole lesson", which reruns
+    the page drawing every tab; after that run, the download of the whole lesson (until the next run)."""
+    from .i18n import t
+
+    if lesson.slot is None or not lesson.lazy:
+        return
+    with lesson.slot.container():
+        if lesson.whole:
+            st.download_button(
+                t("handout.whole.download", n=len(lesson.tabs)),
+                data=functools.partial(build, lesson),
+                file_name=file_name(lesson),
+                mime="text/html",
+                key="posviz-handout-whole",
+                icon=":material/download:",
+                on_click="ignore",
+                type="primary",
+                help=t("handout.whole.ready"),
+            )
+        else:
+            st.button(
+                t("handout.whole"),
+                key="posviz-handout-prepare",
+                icon=":material/library_books:",
+                on_click=lessons.ask_whole,
+                args=(lesson.page,),
+                help=t("handout.whole.help"),
+            )

@@ -163,7 +163,7 @@ def tabs(labels: dict[str, str], open_code: str, *, values: dict) -> None:
     """Declare the page's tabs (code -> label, in order) and the open one: the deck goes from tab to tab in this
     order. ``values`` is what the tab widget's session state holds for each tab (a row of tabs holds its label, a
     selector its code); only the widget knows, so only the widget declares its tabs."""
-    lessons.tab_opened(open_code, labels[open_code])
+    lessons.tab_opened(open_code, labels[open_code], labels)
     lesson = lessons.current()
     if lesson is not None and lesson.slides is not None:
         lesson.slides.order = dict(labels)

@@ -35,8 +35,10 @@ def download(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", remember)
 
-    def fetch(at) -> str:
-        (button,) = [b for b in at.get("download_button") if b.proto.label == tr(lang_of(at), "handout.download")]
+    def fetch(at, label: str = "handout.download", **fields) -> str:
+        """The file of the download button labelled by the catalog's ``label`` (the view's handout by default)."""
+        wanted = tr(lang_of(at), label, **fields)
+        (button,) = [b for b in at.get("download_button") if b.proto.label == wanted]
         file_id = button.proto.deferred_file_id
         assert file_id, "the handout must be made on demand, not with every run"
         manager = managers[file_id]
@@ -65,7 +67,10 @@ class Handout(HTMLParser):
         self.styles: list[str] = []
         self.scripts: dict[str, str] = {}
         self.math: list[tuple[str, str]] = []  # (display | inline, TeX)
-        self.lang = self.h1 = None
+        self.lang = self.h1 = self.heading = None
+        self.figure_tabs: list[str | None] = []  # the tab heading each figure stands under
+        self.tab_headings: list[str] = []
+        self.packed = 0  # elements stored compressed
         self.text_html = text[text.index('<section id="text">') : text.index('<section id="values">')]
         self._stack: list[tuple[str, dict]] = []
         self._buffer: list[str] = []
@@ -96,8 +101,12 @@ class Handout(HTMLParser):
         if self._buffer:
             self._buffer[-1] += content
         cls = attrs.get("class", "")
+        if opened == "script" and attrs.get("type") == "application/gzip":
+            content = handout.unpacked(content)  # as the file's own script unpacks it
+            self.packed += 1
         if opened == "script" and "posviz-figure" in cls:
             self.figures.append(json.loads(content))
+            self.figure_tabs.append(self.heading)
         elif opened == "script":
             self.scripts[attrs.get("id", f"inline-{len(self.scripts)}")] = content
         elif opened == "style":
@@ -110,6 +119,9 @@ class Handout(HTMLParser):
             self.values[self._row[0]] = self._row[1]
         elif opened == "h1":
             self.h1 = content.strip()
+        elif opened == "h3" and "tab" in cls.split():
+            self.heading = content.strip()
+            self.tab_headings.append(self.heading)
         elif "math" in cls.split():
             self.math.append(("display" if "display" in cls else "inline", content))
 
@@ -189,7 +201,8 @@ def test_nothing_outside_the_file_is_needed(download):
         assert "@import" not in style
         for url in re.findall(r"url\(\s*['\"]?([^)'\"]*)", style):
             assert url == "" or url.startswith("data:"), url[:80]
-    assert text.count("plotly.js v") == 1 and plotly.offline.get_plotlyjs() in doc.scripts["plotly-js"]
+    assert plotly.offline.get_plotlyjs() in doc.scripts["plotly-js"]  # unpacked, the package's own copy
+    assert sum(script.count("plotly.js v") for script in doc.scripts.values()) == 1  # embedded once
     assert "window.katex=" in doc.scripts["katex-js"]
     assert re.search(r"@font-face\s*\{[^}]*KaTeX_Main[^}]*data:font/woff2;base64,", "".join(doc.styles))
 
@@ -227,3 +240,56 @@ def test_a_view_without_figures_says_so(download):
     doc = Handout(download(at))
     assert doc.figures == []
     assert tr("en", "handout.none") in download(at)
+
+
+def test_the_file_embeds_plotly_once_compressed_and_is_a_fraction_of_its_plain_size(download):
+    at = open_page("rope")  # 13 figures, an animation among them
+    text = download(at)
+    doc = Handout(text)
+    assert doc.packed == len(doc.figures) + 2  # every figure, plotly.js and KaTeX's script
+    plain = len(text.encode()) - sum(len(m) for m in re.findall(r'type="application/gzip"[^>]*>([^<]*)<', text))
+    plain += sum(len(s.encode()) for s in doc.scripts.values() if s is not None)
+    plain += sum(len(json.dumps(f).encode()) for f in doc.figures)
+    size = len(text.encode())
+    assert size < 0.5 * plain  # what the same file would weigh with its scripts and figures stored as text
+    assert size < len(plotly.offline.get_plotlyjs().encode())  # less than plotly.js alone, plain
+
+
+def prepare_whole(at):
+    """Press "Whole lesson" as a click would: the next run draws every tab."""
+    (button,) = [b for b in at.button if b.key == "posviz-handout-prepare"]
+    assert button.label == tr(lang_of(at), "handout.whole")
+    button.click()
+    return at.run()
+
+
+@pytest.mark.parametrize(("page", "lang"), [("sinusoidal", "en"), ("alibi", "zh")])
+def test_the_whole_lesson_holds_every_tab_s_figures_in_tab_order(download, page, lang):
+    from ._support import tab_codes, visit_tabs
+
+    codes = list(tab_codes(page))
+    visited = visit_tabs(open_page(page, lang=lang), page, codes, lang=lang)  # each tab opened by hand
+    at = open_page(page, lang=lang, query={"tab": codes[1]})
+    open_tab = figures(at)
+    at = prepare_whole(at)
+    assert_clean(at)
+    assert figures(at) == open_tab  # the page still sends only the open tab's figures to the browser
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert tr(lang, "handout.whole.download", n=len(codes)) in labels
+    assert tr(lang, "handout.download") in labels  # this view's file is still offered beside it
+    text = download(at, "handout.whole.download", n=len(codes))
+    doc = Handout(text)
+    expected = [f for code in codes for f in visited.by_tab[code]]
+    assert doc.figures == expected  # the same plotly JSON as each tab opened by hand, tab by tab
+    names = [tr(lang, f"{page}.tab.{code}") for code in codes if visited.by_tab[code]]
+    assert doc.tab_headings == names  # one heading per tab that draws figures, in the tabs' order
+    assert tr(lang, "handout.whole.tabs", n=len(codes)) in text
+    assert at.query_params.get("tab") in ([codes[1]], codes[1])  # the open tab stays open
+    at.run()  # the next run is this view again: the whole lesson is drawn only when asked for
+    assert figures(at) == open_tab
+    assert [b.key for b in at.button if b.key == "posviz-handout-prepare"]
+
+
+def test_a_page_without_lazy_tabs_offers_no_whole_lesson():
+    at = open_page("home")
+    assert not [b for b in at.button if b.key == "posviz-handout-prepare"]

@@ -92,3 +92,44 @@ def test_the_downloaded_lesson_works_offline(
     assert problems == []
     assert requests == [path.as_uri()]  # the file itself, and nothing else was even asked for
     screenshot(page, screenshot_dir / f"handout-page-{name}-{lang}.png")
+
+
+def test_the_whole_lesson_is_one_file_that_draws_every_tab_offline(
+    page, app_url, driver, chromium_path, screenshot_dir, tmp_path
+):
+    from tests.app._support import tab_codes
+
+    page.goto(page_url(app_url, "alibi", "tab=row"), wait_until="domcontentloaded")
+    settle(page, min_charts=1)
+    words = catalog("en")
+    page.get_by_role("button", name=words["handout.whole"]).click()
+    n = len(tab_codes("alibi"))
+    ready = page.get_by_role("button", name=words["handout.whole.download"].format(n=n))
+    ready.wait_for(timeout=120_000)
+    assert errors_on(page) == []
+    assert page.evaluate("() => new URL(location.href).searchParams.get('tab')") == "row"  # the view stays
+    with page.expect_download(timeout=120_000) as info:
+        ready.click()
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    assert path.name == "posviz-alibi-lesson-en.html"
+    doc = Handout(path.read_text(encoding="utf-8"))
+    assert doc.tab_headings == [words[f"alibi.tab.{code}"] for code in tab_codes("alibi")]
+    with fresh_chromium(driver, chromium_path) as browser:
+        context = browser.new_context(viewport={"width": 1280, "height": 900}, offline=True)
+        context.route(
+            "**/*", lambda route: route.continue_() if route.request.url.startswith("file://") else route.abort()
+        )
+        offline = context.new_page()
+        problems: list[str] = []
+        offline.on("pageerror", lambda exc: problems.append(str(exc)))
+        offline.goto(path.as_uri())
+        offline.wait_for_function(
+            "(drawn) => { const s = (" + OFFLINE_JS + ")(drawn); return s.plots > 0 && s.drawn === s.plots; }",
+            arg=DRAWN,
+            timeout=60_000,
+        )
+        state = offline.evaluate(OFFLINE_JS, DRAWN)
+        offline.screenshot(path=str(screenshot_dir / "handout-alibi-lesson-en.png"), full_page=False)
+        context.close()
+    assert state["plots"] == len(doc.figures) and problems == []
