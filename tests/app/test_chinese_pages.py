@@ -199,12 +199,32 @@ def test_sentences_built_in_code_read_in_chinese(page, query):
 def test_core_messages_are_the_cores_own_text():
     """Each ``core.`` entry's English text is what the core says, so ``core_message`` recognises it and shows the
     same sentence in the chosen language."""
-    from posviz.encodings import learned
+    from posviz.encodings import learned, xlnet
+
+    def raised(func, *args, **kwargs) -> str:
+        with pytest.raises(ValueError) as info:
+            func(*args, **kwargs)
+        return str(info.value)
 
     said = {
         "core.learned.lookup": (learned.lookup_error(64, 100), {"position": 100, "last": 63, "n": 64}),
         "core.rope.odd_head": (pitfalls.rope_odd_reason(65), {"head_dim": 65, "prf": "1"}),
         "core.rope.odd_apply": (pitfalls.rope_odd_reason(3), {"head_dim": 3}),
+        "core.xlnet.order.empty": (raised(xlnet.parse_order, " ", 8), {}),
+        "core.xlnet.order.not_index": (raised(xlnet.parse_order, "0,a", 8), {"bad": "'a'"}),
+        "core.xlnet.order.too_long": (raised(xlnet.parse_order, "0,1,2", 2), {"most": "2", "got": "3"}),
+        "core.xlnet.order.repeated": (raised(xlnet.parse_order, "0,0,1", 8), {"token": 0, "text": "'0,0,1'"}),
+        "core.xlnet.order.missing": (
+            raised(xlnet.parse_order, "0,2", 8),
+            {"n": 2, "last": 1, "missing": 1, "largest": 2},
+        ),
+        "core.t5.exact_region": (
+            raised(posviz.t5_bucket_matrix, 4, 4, num_buckets=128, max_distance=16),
+            {"max_distance": 16, "exact": 32},
+        ),
+        "core.t5.too_few_buckets": (raised(posviz.t5_bucket_matrix, 4, 4, num_buckets=2), {"num_buckets": 2}),
+        "core.home.single_token": (raised(attention_demo.shuffle_demo, "狗"), {"token": "'狗'"}),
+        "core.home.no_words": (raised(attention_demo.shuffle_demo, "  "), {}),
     }
     assert {key for key in catalog("en") if key.startswith("core.")} == set(said)
     for key, (message, values) in said.items():
