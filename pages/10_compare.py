@@ -9,7 +9,8 @@ import posviz
 from posviz.figures import compare as cmpfig
 from posviz.figures.compare import Series
 from posviz.lessons import compare
-from posviz.ui import Figures, cache, controls, errors_shown, heatmap, intro, lazy_tabs, menu, t, widgets
+from posviz.ui import Figures, cache, controls, core_message, errors_shown, heatmap, intro, lazy_tabs, menu, t, widgets
+from posviz.ui.i18n import has_text
 from posviz.ui.pagekit import labels
 
 CTL = widgets.Controls("compare")
@@ -76,6 +77,13 @@ def enters_text(fam) -> str:
     )
 
 
+def models(fam) -> str:
+    """The models that use a family: the registry's list, or the catalog's ``compare.models.<family>`` where the list
+    says more than names (Shaw's: which models use only its key term)."""
+    key = f"compare.models.{fam.key}"
+    return t(key) if has_text(key) else fam.models
+
+
 def overview_tab() -> None:
     cells = compare.family_cells()
     fig = cmpfig.family_map(
@@ -127,7 +135,7 @@ def overview_tab() -> None:
             t("compare.col.params"): (
                 t(f"compare.scope.{fam.param_scope}", formula=fam.param_formula) if fam.param_scope else "0"
             ),
-            t("compare.col.models"): fam.models,
+            t("compare.col.models"): models(fam),
             t("compare.col.paper"): fam.paper,
         }
         for fam in posviz.FAMILIES.values()
@@ -197,7 +205,9 @@ def long_tab() -> None:
     t5_start = cache.t5_last_bucket_start()  # the settings beyond_training reads T5 with
     lines = {
         "sinusoidal": t("compare.long.sinusoidal", p=last, share=f"{curves['sinusoidal'][1][-1]:.0%}"),
-        "learned": t("compare.long.learned", error=error) if error else t("compare.long.learned.inside", p=last),
+        "learned": t("compare.long.learned", error=core_message(error))
+        if error
+        else t("compare.long.learned.inside", p=last),
         "rope": t("compare.long.rope", p=last, share=f"{curves['rope'][1][-1]:.0%}"),
         "alibi": t("compare.long.alibi", p=last, bias=f"{curves['alibi'][1][-1]:.4g}", mass=f"{mass:.1e}", train=train),
         "t5": t("compare.long.t5", eval=longer, train=train, start=t5_start, **shares(t5)),

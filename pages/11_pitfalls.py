@@ -10,7 +10,19 @@ from posviz import ui
 from posviz.encodings import alibi
 from posviz.figures import pitfalls as pfig
 from posviz.lessons import pitfalls, precision
-from posviz.ui import ASSETS, Figures, cache, controls, heatmap, intro, lazy_tabs, t, unused_controls, widgets
+from posviz.ui import (
+    ASSETS,
+    Figures,
+    cache,
+    controls,
+    core_message,
+    heatmap,
+    intro,
+    lazy_tabs,
+    t,
+    unused_controls,
+    widgets,
+)
 from posviz.ui.pagekit import labels, narrow
 
 CTL = widgets.Controls("pitfalls")
@@ -220,7 +232,7 @@ def rope_tab() -> None:
             error_box(t("pitfalls.rope.transformers", d=odd), refusal)
         else:
             st.info(t("pitfalls.rope.transformers.tiny", d=odd))
-        error_box(t("pitfalls.rope.posviz"), cache.rope_odd_reason(odd))
+        error_box(t("pitfalls.rope.posviz"), core_message(cache.rope_odd_reason(odd)))
     else:
         st.info(t("pitfalls.rope.even", d=odd))
     st.subheader(t("pitfalls.rope.pairing.header"))
@@ -272,7 +284,7 @@ def index_tab() -> None:
         st.info(t("pitfalls.index.inside", pos=position, rows=rows))
     else:
         error_box(t("pitfalls.index.torch"), cache.past_end_error(rows, position))
-        error_box(t("pitfalls.index.posviz"), cache.lookup_error(rows, position))
+        error_box(t("pitfalls.index.posviz"), core_message(cache.lookup_error(rows, position)))
     st.success(t("pitfalls.index.fix"))
 
 

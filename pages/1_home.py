@@ -158,9 +158,11 @@ def tools() -> None:
 intro("home")
 st.subheader(t("home.demo"))
 st.markdown(t("home.demo.how"))
-st.latex(
-    r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X) \qquad \mathrm{Attn}(PX + PE) \neq P\,\mathrm{Attn}(X + PE)"
-    r"\qquad \mathrm{Attn}_{\text{causal}}(PX) \neq P\,\mathrm{Attn}_{\text{causal}}(X)"
+st.latex(  # on two lines: on one it is wider than the column of a 1280 px screen
+    r"\begin{gathered}"
+    r"\mathrm{Attn}(PX) = P\,\mathrm{Attn}(X) \qquad \mathrm{Attn}(PX + PE) \neq P\,\mathrm{Attn}(X + PE)\\"
+    r"\mathrm{Attn}_{\text{causal}}(PX) \neq P\,\mathrm{Attn}_{\text{causal}}(X)"
+    r"\end{gathered}"
 )
 with controls():
     choice = sentence_controls()

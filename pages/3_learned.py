@@ -10,6 +10,7 @@ from posviz.ui import (
     SIMILARITY_POSITIONS,
     Figures,
     cache,
+    core_message,
     errors_shown,
     heatmap,
     projection,
@@ -221,7 +222,7 @@ def past_tab() -> None:
         st.code(cache.torch_lookup_error(n_rows, n_rows), language=None, wrap_lines=True)
     with c2:
         st.markdown(t("learned.past.posviz"))
-        st.code(cache.lookup_error(n_rows, n_rows), language=None, wrap_lines=True)
+        st.code(core_message(cache.lookup_error(n_rows, n_rows)), language=None, wrap_lines=True)
     for method in learned.EXTENSIONS:
         where, sim = cache.extended_similarity(source.ref, longer, method, SIMILARITY_POSITIONS)
         title = t(f"learned.past.{method}", n=n_rows, longer=longer, last=longer - 1)

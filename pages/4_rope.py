@@ -231,10 +231,12 @@ def extension(head_dim, base):
 def dynamic_growth(factor: int, original: int, current: int):
     """How dynamic NTK's factor and the length read combine into the scale it applies."""
     st.subheader(t("rope.ext.dynamic.header"))
-    st.latex(
-        r"\text{base}' = \text{base}\cdot s_{\text{eff}}^{\,d/(d-2)},\qquad "
-        r"s_{\text{eff}} = \text{factor}\cdot\frac{L}{L_{\max}} - (\text{factor}-1)"
+    st.latex(  # on two lines: on one it is wider than the column of a 1280 px screen
+        r"\begin{aligned}"
+        r"\text{base}' &= \text{base}\cdot s_{\text{eff}}^{\,d/(d-2)},\\"
+        r"s_{\text{eff}} &= \text{factor}\cdot\frac{L}{L_{\max}} - (\text{factor}-1)"
         r" = 1 + \text{factor}\,\Bigl(\frac{L}{L_{\max}} - 1\Bigr),\quad L \ge L_{\max}"
+        r"\end{aligned}"
     )
     st.markdown(t("rope.ext.dynamic.text", s=factor, overshoot=f"{factor * factor - factor + 1:,}"))
     with errors_shown("setting"):

@@ -271,7 +271,7 @@ FAMILIES: dict[str, Family] = {
             learnable=True,
             extrapolates=True,
             capabilities=frozenset({"index"}),
-            param_formula="buckets·heads",  # in the first layer of a stack; every later layer reuses its bias
+            param_formula="num_buckets·num_heads",  # in the first layer of a stack; every later layer reuses its bias
             param_scope="first_layer",
             models="T5, Flan-T5, mT5",
         ),

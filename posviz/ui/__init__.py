@@ -13,7 +13,7 @@ import streamlit as st
 from posviz import figures
 
 from . import cache, export, handout, internals, lesson, link, present, slides, widgets
-from .i18n import ASSETS, LANGUAGES, current_language, t, teaching_text
+from .i18n import ASSETS, LANGUAGES, core_message, current_language, t, teaching_text
 from .present import controls, presenting
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "block_means_heatmap",
     "cache",
     "controls",
+    "core_message",
     "current_language",
     "errors_shown",
     "Figures",
@@ -275,7 +276,7 @@ def errors_shown(kind: str):
     try:
         yield
     except (ValueError, IndexError) as exc:
-        message = t(f"error.input.{kind}", message=str(exc))
+        message = t(f"error.input.{kind}", message=core_message(str(exc)))
         st.error(message)
         lesson.note_error(message)  # a slide says it too: the page under it is hidden
 

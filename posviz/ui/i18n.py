@@ -6,6 +6,7 @@ URL-bound ``lang`` widget of the sidebar."""
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -62,3 +63,31 @@ def _text(page: str, lang: str) -> str:
 def teaching_text(page: str) -> str:
     """The teaching markdown of ``page`` in the current language."""
     return _text(page, current_language())
+
+
+#: The catalog keys of posviz's own error messages: ``core.<name>``, whose English text is the core's message with its
+#: values as ``{fields}`` (a test holds each to what the core raises).
+CORE_MESSAGES = "core."
+
+
+@cache
+def _core_patterns() -> tuple[tuple[str, re.Pattern], ...]:
+    """``(key, pattern)`` of every ``core.`` entry: its English text, each ``{field}`` a named group."""
+    found = []
+    for key, text in catalog(DEFAULT_LANGUAGE).items():
+        if key.startswith(CORE_MESSAGES):
+            parts = re.split(r"\{(\w+)\}", text)  # text, field, text, field, ..., text
+            pattern = "".join(re.escape(part) if i % 2 == 0 else f"(?P<{part}>.+?)" for i, part in enumerate(parts))
+            found.append((key, re.compile(pattern, re.S)))
+    return tuple(found)
+
+
+def core_message(text: str) -> str:
+    """A message of posviz's core (the text of a ``ValueError`` / ``IndexError`` it raised, or an explanation it
+    returns) in the current language: the core speaks English; the ``core.`` entry whose English text it is gives the
+    sentence, its values taken from the English text. A message with no entry is shown as it is."""
+    for key, pattern in _core_patterns():
+        match = pattern.fullmatch(text)
+        if match is not None:
+            return t(key, **match.groupdict())
+    return text

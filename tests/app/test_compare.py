@@ -136,7 +136,7 @@ def test_map_and_table_come_from_the_registry():
     assert enters[tr("en", "family.t5.name")] == tr("en", "enters.bias")
     scope = dict(zip(table.index, table[tr("en", "compare.col.params")], strict=True))
     assert scope[tr("en", "family.learned.name")] == tr("en", "compare.scope.input", formula="n·d")
-    assert scope[tr("en", "family.t5.name")] == tr("en", "compare.scope.first_layer", formula="buckets·heads")
+    assert scope[tr("en", "family.t5.name")] == tr("en", "compare.scope.first_layer", formula="num_buckets·num_heads")
     assert scope[tr("en", "family.shaw.name")] == tr("en", "compare.scope.layer", formula="2(2k+1)·d_head")
 
 

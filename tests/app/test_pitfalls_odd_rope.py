@@ -29,7 +29,7 @@ def test_odd_head_shows_torch_s_error_transformers_refusal_and_the_reason(lang):
     shown = codes(at)
     assert "The size of tensor a (65) must match the size of tensor b (66) at non-singleton dimension 1" in shown
     assert transformers_refusal(65) in shown
-    assert any("head_dim 65" in c and "even head_dim" in c for c in shown)  # posviz's sentence
+    assert tr(lang, "core.rope.odd_head", head_dim=65, prf="1") in shown  # posviz's sentence, in the page's language
     labels = "\n".join(m.value for m in at.markdown)
     assert tr(lang, "pitfalls.rope.transformers", d=65) in labels
     assert tr(lang, "pitfalls.rope.what.odd") in labels

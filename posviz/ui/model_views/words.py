@@ -24,7 +24,7 @@ def details(layer) -> list[str]:
     if layer.kind == "rope":
         out.append(t("models.detail.base", base=widgets.shown(layer.rope_theta)))
         if layer.rope_type != "default":
-            out.append(t("models.detail.scaled", type=layer.rope_type))
+            out.append(t(f"models.detail.scaled.{layer.rope_type}"))
         if layer.partial:
             out.append(t("models.detail.partial", r=layer.rotary_dim, d=layer.head_dim))
         if layer.layout == "interleaved":
