@@ -49,6 +49,8 @@ class Lesson:
     #: The link that reopens the view and the values in use, kept as the run ends (``handout.seal``).
     link: str | None = None
     values: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    #: Where the slide counter of presentation mode's bar goes (an ``st.empty``), filled once the deck is known.
+    counter: object = None
 
     def add(self, shown: Shown) -> None:
         """Append ``shown``; a figure of the same key replaces its earlier self (a fragment drew it again)."""
