@@ -15,6 +15,8 @@ from __future__ import annotations
 import base64
 import functools
 import html
+import ipaddress
+from urllib.parse import urlsplit
 
 import segno
 import streamlit as st
@@ -69,9 +71,26 @@ def qr_data_url(link: str) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(svg.encode("utf-8")).decode("ascii")
 
 
+def local_host(link: str) -> str | None:
+    """The host of ``link`` when it names this computer only (``localhost``, a loopback address): a phone that
+    scans it opens itself, not posviz. None for any other host, and for a bare path (no browser)."""
+    host = urlsplit(link).hostname
+    if host is None:
+        return None
+    if host == "localhost" or host.endswith(".localhost"):
+        return host
+    try:
+        return host if ipaddress.ip_address(host).is_loopback else None
+    except ValueError:  # a name: the network's to resolve
+        return None
+
+
 def _dialog(link: str, large: bool) -> None:
     size = PRESENT_SIZE if large else SIZE
     st.code(link, language=None, wrap_lines=True)
+    host = local_host(link)
+    if host is not None:
+        st.warning(t("share.local", host=host), icon=":material/wifi_off:")
     st.html(
         f'<img class="posviz-qr" src="{qr_data_url(link)}" alt="{html.escape(t("share.qr.alt"))}" '
         f'width="{size}" height="{size}" style="display:block;margin:0 auto;image-rendering:pixelated">'
