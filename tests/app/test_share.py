@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import zxingcpp
 
-from .test_handout import Handout, download  # noqa: F401  (a fixture)
 from ._support import assert_clean, figures, open_page, tr
+from .test_handout import Handout, download  # noqa: F401  (a fixture)
 
 SHARE, SWITCH = "posviz-share", "posviz-slides"
 #: The view shared in the tests: values of the page's controls and a tab, so that a link that dropped one would show.
