@@ -9,7 +9,20 @@ import posviz
 from posviz.figures import compare as cmpfig
 from posviz.figures.compare import Series
 from posviz.lessons import compare
-from posviz.ui import Figures, cache, controls, core_message, errors_shown, heatmap, intro, lazy_tabs, menu, t, widgets
+from posviz.ui import (
+    Figures,
+    cache,
+    controls,
+    core_message,
+    errors_shown,
+    heatmap,
+    intro,
+    lazy_tabs,
+    menu,
+    presenting,
+    t,
+    widgets,
+)
 from posviz.ui.i18n import has_text
 from posviz.ui.pagekit import labels
 
@@ -162,7 +175,8 @@ def offset_tab() -> None:
     rows = [(t(f"compare.y.{panel}"), [Series(k, name(k), *curves[k]) for k in keys]) for panel, keys in PANELS] + [
         (t("compare.y.visible"), [Series("xlnet", t("compare.term.xlnet.mask"), *curves["xlnet"])])
     ]
-    fig = cache.panels_figure(rows, **labels("compare.offset", "axis.relative", n=length))
+    # on a projector the four panels stand side by side, so that the whole figure is on the first screen
+    fig = cache.panels_figure(rows, side_by_side=presenting(), **labels("compare.offset", "axis.relative", n=length))
     FIG.show("offset", fig, by_offset({f"{key}_{compare.QUANTITY[key]}": curve for key, curve in curves.items()}))
     st.markdown("\n".join("- " + t("compare.item", name=name(key), text=t(f"compare.what.{key}")) for key in curves))
     if length > XLNET_MAX:

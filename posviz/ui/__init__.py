@@ -11,8 +11,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from posviz import figures
+from posviz.figures import screen
 
-from . import cache, export, handout, internals, lesson, link, present, slides, widgets
+from . import cache, export, handout, internals, lesson, link, present, share, slides, widgets
 from .i18n import ASSETS, LANGUAGES, core_message, current_language, t, teaching_text
 from .present import controls, presenting
 
@@ -76,20 +77,36 @@ def intro(page: str) -> None:
         return
     first, rest = present.first_sentence(text)
     st.markdown(first)
-    if rest:
-        with st.expander(t("present.more"), icon=":material/menu_book:"):
-            st.markdown(rest)
+    record = lesson.current()
+    if record is not None and record.slides is not None:  # the slide's bar holds the switch, share and counter
+        if rest:
+            with st.expander(t("present.more"), icon=":material/menu_book:"):
+                st.markdown(rest)
+        return
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key="posviz-present-bar"):
+        if rest:
+            with st.expander(t("present.more"), icon=":material/menu_book:"):
+                st.markdown(rest)
+        else:
+            st.space("stretch")
+        slides.switch()
+        share.button()
+        if record is not None:
+            record.counter = st.empty()
 
 
 def lesson_tools(page: str) -> None:
-    """Start this run's record of the page's figures (``lesson``); put the slides' switch and the "Download this
-    lesson" button in the sidebar, under presentation mode's switches (the page's first screen is kept for its first
-    figure); in slide mode, the slide's bar and its place instead (``slides.start``)."""
+    """Start this run's record of the page's figures (``lesson``); put the slides' switch, "Share this view" and the
+    "Download this lesson" button in the sidebar, under presentation mode's switches; in presentation mode the switch
+    and the share button are in a bar of the page instead (``intro``: the sidebar is folded), and in slide mode in
+    the slide's bar (``slides.start``)."""
     record = lesson.start(page)
     record.slides = slides.start(record)
     if record.slides is None:
         with st.sidebar:
-            slides.switch()
+            if not presenting():  # in presentation mode the switch and the share button are in the page's bar
+                slides.switch()
+                share.button()
             handout.button(record)
             record.slot = st.empty()  # the whole lesson's button, once the run knows the page's tabs
 
@@ -102,6 +119,8 @@ def finish_page() -> None:
     if record is not None:
         handout.seal(record)
         handout.whole_button(record)
+        slides.count(record)
+    share.open_if_asked(record)
 
 
 def chart_config(stem: str) -> dict:
@@ -123,6 +142,8 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
         return  # a slide: drawn by ``slides.finish`` if it is the chosen one, once the open tab has run
     if recorded is not None and recorded.hidden:
         return  # a closed tab drawn for the whole lesson's handout: recorded only
+    if presenting() and recorded is not None and len(recorded.deck()) == 1:  # ``fig`` is for_screen's own copy
+        fig.layout.height = min(fig.layout.height or screen.MIN_HEIGHT, FIRST_SCREEN_HEIGHT)
     st.plotly_chart(fig, width="stretch", key=key, config=chart_config(stem))
     if notice:
         st.caption(notice)
@@ -136,6 +157,11 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
             icon=":material/download:",
             on_click="ignore",
         )
+
+
+#: In presentation mode the page's first figure is at most this tall (px), so that all of it is on a 1280 x 720
+#: projector's first screen under the title, the first sentence, the bar and the folded controls.
+FIRST_SCREEN_HEIGHT = 360
 
 
 @dataclass(frozen=True)

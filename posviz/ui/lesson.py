@@ -66,6 +66,8 @@ class Lesson:
     lazy: bool = False
     #: Where the sidebar keeps the whole lesson's button (an ``st.empty``), filled as the run ends.
     slot: object = None
+    #: Where the slide counter of presentation mode's bar goes (an ``st.empty``), filled once the deck is known.
+    counter: object = None
 
     def add(self, shown: Shown) -> None:
         """Append ``shown``; a figure of the same key replaces its earlier self (a fragment drew it again)."""
@@ -77,8 +79,9 @@ class Lesson:
         self.figures.append(shown)
 
     def deck(self) -> list[Shown]:
-        """The figures of the open tab, in order: the slides of this view."""
-        return self.figures[self.tab_start :]
+        """The figures of the open tab, in order: the slides of this view (not the closed tabs a whole-lesson run
+        draws out of sight, recorded under their own labels)."""
+        return [shown for shown in self.figures[self.tab_start :] if shown.tab == self.tab_label]
 
 
 def current() -> Lesson | None:

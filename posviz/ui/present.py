@@ -34,14 +34,17 @@ _BASE_CSS = """
 #: Type for the back row, and the least space above the first figure: the page starts right under the header.
 _PRESENT_CSS = """
   [data-testid="stMain"] { font-size: 1.3rem; }
-  [data-testid="stMain"] h1 { font-size: 2.6rem; padding: 0 0 0.5rem 0; }
+  [data-testid="stMain"] h1 { font-size: 2.3rem; padding: 0 0 0.25rem 0; }
   [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.3rem; line-height: 1.5; }
   [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.2rem; }
   [data-testid="stMain"] [data-testid="stExpander"] summary p { font-size: 1.2rem; }
   [data-testid="stMain"] label p { font-size: 1.15rem; }
   [data-testid="stMain"] [data-testid="stSelectbox"] input { font-size: 1.3rem; }
-  [data-testid="stMainBlockContainer"] { max-width: 100%; padding: 3.5rem 2rem 2rem 2rem; }
-  [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.6rem; }
+  [data-testid="stMainBlockContainer"] { max-width: 100%; padding: 3rem 2rem 2rem 2rem; }
+  [data-testid="stMain"] [data-testid="stVerticalBlock"] { gap: 0.45rem; }
+  .st-key-posviz-present-bar > [data-testid="stElementContainer"]:has([data-testid="stExpander"]),
+  .st-key-posviz-present-bar > [data-testid="stExpander"] { flex: 1 1 0; min-width: 0; }
+  .st-key-posviz-slide-counter p { font-size: 1.3rem; font-weight: 600; margin: 0; white-space: nowrap; }
 """
 
 #: Stronger contrast: body text and captions in near-black, links underlined.

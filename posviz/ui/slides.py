@@ -22,12 +22,12 @@ import dataclasses
 import streamlit as st
 
 from . import lesson as lessons
-from . import present
+from . import present, share
 from .i18n import t
 
 #: The link's parameter: the slide's number in the open tab, from 1.
 KEY = "slide"
-#: The switch (above the page; in the slide's bar while the slides are on).
+#: The switch (in the sidebar; in presentation mode in the page's bar; in the slide's bar while the slides are on).
 TOGGLE = "posviz-slides"
 #: What the step buttons and keys need from the last run: the slide shown, the tab's count, the tabs in order.
 STATE = "posviz.slides"
@@ -76,6 +76,7 @@ _CSS = """
     display: none !important;
   }
   [data-testid="stMainBlockContainer"] { padding-top: 4.25rem !important; padding-bottom: 1rem !important; }
+  .st-key-posviz-slide-counter p { font-size: 1.35rem !important; font-weight: 600; margin: 0; white-space: nowrap; }
   .st-key-posviz-slide, .st-key-posviz-slide-body { gap: 0.5rem !important; }
   .st-key-posviz-slide-title p { font-size: 1.35rem !important; font-weight: 600; margin: 0; line-height: 1.3; }
   .st-key-posviz-slide-caption p, .st-key-posviz-slide-caption li {
@@ -149,9 +150,25 @@ def start(lesson) -> Run | None:
                 help=t("slides.next.help"),
             )
             switch()
+            share.button(label=False)
+            lesson.counter = st.empty()
             _keys(key=KEYS_COMPONENT, on_step_change=_keyboard, height=0, width="content")
         body = st.container(key="posviz-slide-body")
     return Run(target=None if back else target, given=None if back else given, title=title, body=body)
+
+
+def count(lesson) -> None:
+    """Write the slide counter of the page's bar (presentation mode, or the slides): ``3 / 12`` on a slide, ``– / 12``
+    beside the switch when the slides are off (the view has 12 of them)."""
+    if lesson.counter is None:
+        return
+    state = st.session_state.get(STATE) if lesson.slides is not None else None
+    if state is not None and state.get("page") == lesson.page:
+        k, n = str(state["slide"]), state["count"]
+    else:
+        k, n = "–", len(lesson.deck())
+    with lesson.counter.container(key="posviz-slide-counter"):
+        st.markdown(t("slides.counter", k=k, n=n), help=t("slides.counter.help", n=n))
 
 
 def switch() -> None:
