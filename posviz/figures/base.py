@@ -120,11 +120,45 @@ def style(fig: go.Figure, title: str, x_title: str, y_title: str, height: int) -
         layout["xaxis"], layout["yaxis"] = {"title": {"text": x_title}}, {"title": {"text": y_title}}
     current = fig.layout.to_plotly_json()
     current.pop("template", None)  # the process default comes back on assignment, without being validated
-    fig.layout = _merged(current, layout)
+    fig.layout = _plain_numbers(_merged(current, layout))
     if not single:
         fig.update_xaxes(title_text=x_title)
         fig.update_yaxes(title_text=y_title)
+    return plain_colorbars(fig)
+
+
+def plain_colorbars(fig: go.Figure) -> go.Figure:
+    """Every colour bar of ``fig``'s traces (a heatmap's, a marker scale's) writes ``NUMBER_FORMAT`` numbers, unless
+    it sets a format of its own."""
+    for trace in fig.data:
+        if trace.type in COLORBAR_TRACES and trace.colorbar.exponentformat is None:
+            trace.colorbar.exponentformat = NUMBER_FORMAT
+        marker = getattr(trace, "marker", None)
+        if marker is not None and getattr(marker, "showscale", None) and marker.colorbar.exponentformat is None:
+            marker.colorbar.exponentformat = NUMBER_FORMAT
     return fig
+
+
+#: How every axis and colour bar writes its numbers: 6×10⁻⁷ and 2×10⁴, never plotly's default SI prefixes ("600n",
+#: "20k", "1µ"), which read as units. An axis that sets a format of its own keeps it.
+NUMBER_FORMAT = "power"
+#: The traces with a colour bar of their own.
+COLORBAR_TRACES = frozenset({"heatmap", "contour", "histogram2d", "histogram2dcontour", "surface"})
+
+
+def _plain_numbers(layout: dict) -> dict:
+    """``layout`` with ``NUMBER_FORMAT`` on every 2-D and 3-D axis and every colour axis's bar that sets none."""
+    for name, part in layout.items():
+        if not isinstance(part, dict):
+            continue
+        if name.startswith(("xaxis", "yaxis")):
+            part.setdefault("exponentformat", NUMBER_FORMAT)
+        elif name.startswith("scene"):
+            for axis in ("xaxis", "yaxis", "zaxis"):
+                part.setdefault(axis, {}).setdefault("exponentformat", NUMBER_FORMAT)
+        elif name.startswith("coloraxis"):
+            part.setdefault("colorbar", {}).setdefault("exponentformat", NUMBER_FORMAT)
+    return layout
 
 
 def _merged(base: dict, extra: dict) -> dict:
