@@ -120,7 +120,7 @@ def style(fig: go.Figure, title: str, x_title: str, y_title: str, height: int) -
         layout["xaxis"], layout["yaxis"] = {"title": {"text": x_title}}, {"title": {"text": y_title}}
     current = fig.layout.to_plotly_json()
     current.pop("template", None)  # the process default comes back on assignment, without being validated
-    fig.layout = _plain_numbers(_merged(current, layout))
+    fig.layout = _axis_defaults(_merged(current, layout))
     if not single:
         fig.update_xaxes(title_text=x_title)
         fig.update_yaxes(title_text=y_title)
@@ -146,13 +146,16 @@ NUMBER_FORMAT = "power"
 COLORBAR_TRACES = frozenset({"heatmap", "contour", "histogram2d", "histogram2dcontour", "surface"})
 
 
-def _plain_numbers(layout: dict) -> dict:
-    """``layout`` with ``NUMBER_FORMAT`` on every 2-D and 3-D axis and every colour axis's bar that sets none."""
+def _axis_defaults(layout: dict) -> dict:
+    """``layout`` with ``NUMBER_FORMAT`` on every 2-D and 3-D axis and every colour axis's bar that sets none, and
+    room made for the labels of every 2-D axis (``automargin``): a row label longer than the margin (a token, a
+    model's name) is not cut off, in the app or in the handout, where no theme of Streamlit's makes the room."""
     for name, part in layout.items():
         if not isinstance(part, dict):
             continue
         if name.startswith(("xaxis", "yaxis")):
             part.setdefault("exponentformat", NUMBER_FORMAT)
+            part.setdefault("automargin", True)
         elif name.startswith("scene"):
             for axis in ("xaxis", "yaxis", "zaxis"):
                 part.setdefault(axis, {}).setdefault("exponentformat", NUMBER_FORMAT)

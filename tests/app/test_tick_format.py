@@ -1,7 +1,8 @@
-"""No axis of any figure the app draws can write its numbers with SI prefixes ("600n", "20k", "1µ": they read as
+"""Axes of every figure the app draws. No axis can write its numbers with SI prefixes ("600n", "20k", "1µ": they read as
 units): every axis, 3-D axis and colour bar of every figure of every tab of every page (the inspector with a table
 loaded, each claim of Myth or fact) writes plain or scientific numbers. Plotly's default exponent format is "B", an
-SI-like one, so an axis that sets no format of its own fails."""
+SI-like one, so an axis that sets no format of its own fails. And every 2-D axis makes room for its labels
+(``automargin``), so that long row labels are not cut."""
 
 from __future__ import annotations
 
@@ -67,6 +68,17 @@ def si_axes(figs: list[dict]) -> list[tuple[str, str]]:
     ]
 
 
+def cut_labels(figs: list[dict]) -> list[tuple[str, str]]:
+    """The 2-D axes that make no room for their labels (no ``automargin``): a long row label (a token, a model's
+    name) is cut at the figure's fixed margin, in the handout above all, where no theme of Streamlit's makes room."""
+    return [
+        (str(fig["layout"].get("title", {}).get("text", "?"))[:60], name)
+        for fig in figs
+        for name, axis in fig["layout"].items()
+        if name.startswith(("xaxis", "yaxis")) and axis.get("automargin") is not True
+    ]
+
+
 def test_the_checker_sees_plotlys_default_and_an_si_tickformat():
     import plotly.graph_objects as go
 
@@ -93,6 +105,7 @@ def test_every_tab_of_every_page_writes_plain_numbers(page):
     figs = [fig for code in codes for fig in drawn(page, {"tab": code} if code else None)]
     assert figs
     assert not si_axes(figs), si_axes(figs)
+    assert not cut_labels(figs), cut_labels(figs)
 
 
 @pytest.mark.slow
@@ -100,6 +113,7 @@ def test_every_claim_writes_plain_numbers():
     figs = [fig for code in claims.CLAIMS for fig in drawn("claims", {"tab": code})]
     assert figs
     assert not si_axes(figs), si_axes(figs)
+    assert not cut_labels(figs), cut_labels(figs)
 
 
 @pytest.mark.slow
@@ -110,6 +124,7 @@ def test_every_inspector_tab_writes_plain_numbers(tmp_path):
     figs = [fig for code in tab_codes("inspect") or ("table",) for fig in drawn("inspect", {**source, "tab": code})]
     assert len(figs) > 5
     assert not si_axes(figs), si_axes(figs)
+    assert not cut_labels(figs), cut_labels(figs)
 
 
 def test_the_labs_figures_write_plain_numbers():
@@ -135,3 +150,4 @@ def test_the_labs_figures_write_plain_numbers():
         ),  # fmt: skip
     ]
     assert not si_axes([fig.to_plotly_json() for fig in figs])
+    assert not cut_labels([fig.to_plotly_json() for fig in figs])
