@@ -305,7 +305,47 @@ def lines(
         fig.update_yaxes(rangemode="tozero")
     if y_range is not None:
         fig.update_yaxes(range=list(y_range))
+    names = [trace.name for trace in fig.data if trace.showlegend is not False and trace.name]
+    if len(names) > 1 and max(_text_width(name) for name in names) > LONG_LEGEND:
+        rows = legend_rows(names)
+        style(fig, title, x_title, y_title, height + LEGEND_ROW * rows)
+        return legend_below(fig, rows)
     return style(fig, title, x_title, y_title, height)
+
+
+#: A legend beside the plot wider than this (in pixels of 13 px text) takes so much of the width that a plot, a log
+#: plot above all, is squeezed to half of it: such legends go under the plot in rows instead (``lines``).
+LONG_LEGEND = 150
+#: The height of one row of a horizontal legend, and the width the rows are filled to (the narrowest a figure is
+#: drawn at in the app's main column at 1280 px, less the margins).
+LEGEND_ROW, LEGEND_WIDTH = 22, 640
+
+
+def _text_width(text: str) -> float:
+    """About how wide ``text`` is at 13 px, in pixels: 7 a character, 13 a Chinese one."""
+    return sum(13.0 if "\u2e80" <= c <= "\uffef" else 7.0 for c in text)
+
+
+def legend_rows(names: list[str]) -> int:
+    """How many rows a horizontal legend of ``names`` fills at ``LEGEND_WIDTH`` (each entry its text, a 40 px
+    sample of the line and a gap)."""
+    rows, used = 1, 0.0
+    for name in names:
+        width = 40.0 + _text_width(name)
+        if used and used + width > LEGEND_WIDTH:
+            rows, used = rows + 1, 0.0
+        used += width
+    return rows
+
+
+def legend_below(fig: go.Figure, rows: int) -> go.Figure:
+    """A horizontal legend of ``rows`` rows under the x axis's title, flush left, with the bottom margin grown to
+    hold it: it takes none of the plot's width."""
+    margin = fig.layout.margin.b or 50
+    return fig.update_layout(
+        legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": 0.0, "yref": "container", "yanchor": "bottom"},
+        margin={"b": margin + LEGEND_ROW * rows + 8},
+    )
 
 
 def legend_above(fig: go.Figure) -> go.Figure:
@@ -377,16 +417,26 @@ def vline(
     color: str = MARK_COLOR,
     side: str = "right",
     at: str = "top",
+    row: int = 0,
 ) -> go.Figure:
     """A vertical mark at x = ``x`` with its label on the ``side`` ("right" or "left") of the line, ``at`` the "top"
-    or "bottom" of the plot or "above" it. Call it after the x axis's type is set: the label is placed by
-    ``annotation_coordinate``, so it sits on its line on a log axis too."""
+    or "bottom" of the plot or "above" it, where it covers no curve; labels above the plot go in ``row`` 0, 1, ...
+    (counted up from the plot), so that marks close together keep their labels apart, and the top margin grows to
+    hold the rows. Call it after the x axis's type is set: the label is placed by ``annotation_coordinate``, so it
+    sits on its line on a log axis too."""
     fig.add_vline(x=x, line_dash=dash, line_color=color)
     if label:
         y, anchor = {"top": (1.0, "top"), "bottom": (0.0, "bottom"), "above": (1.0, "bottom")}[at]
         x_at = annotation_coordinate(fig.layout.xaxis, x)
         _mark_label(fig, label, color, x=(x_at, "x", "left" if side == "right" else "right"), y=(y, "paper", anchor))
+        if at == "above":
+            fig.layout.annotations[-1].yshift = MARK_ROW * row
+            fig.layout.margin.t = max(fig.layout.margin.t or 60, 70 + MARK_ROW * (row + 1))
     return fig
+
+
+#: The height of a row of mark labels above a plot (``vline`` with ``at="above"``).
+MARK_ROW = 18
 
 
 def hline(
