@@ -195,16 +195,20 @@ def precision_tab() -> None:
         log_y=True,
         floor=(ERROR_FLOOR, t("figure.floor", floor=f"{ERROR_FLOOR:.0e}")),
     )
-    for dt, where in (("bfloat16", "bottom right"), ("float16", "top right")):
+    # the marks' labels over the plot, where no curve runs; bfloat16's and float16's marks are close: two rows
+    for dt, row in (("bfloat16", 1), ("float16", 0)):
         if precision.first_merged_position(dt) <= span:
             sinfig.mark(
                 fig,
                 x=precision.first_merged_position(dt),
                 label=t("sinusoidal.precision.merge", dtype=dt),
-                position=where,
+                position="above right",
+                row=row,
             )
     if ARTICLE_POSITION <= span:
-        sinfig.mark(fig, x=ARTICLE_POSITION, label=t("sinusoidal.precision.article"), dash="dot")
+        sinfig.mark(
+            fig, x=ARTICLE_POSITION, label=t("sinusoidal.precision.article"), dash="dot", position="above right"
+        )
     data = {"position": sampled, **{f"max_error_{dt}": results[dt][2] for dt in precision.DTYPES}}
     FIG.show("precision", fig, data, span=f"{span:,}", float32=f"{results['float32'][2].max():.1e}")
     lines = []

@@ -60,13 +60,13 @@ def origin_tab():
     with errors_shown("setting"):
         st.markdown(t("alibi.origin.text"))
         st.latex(
-            r"m_h = 2^{-8h/c}\ (h = 1..c),\qquad m_{c+t+1} = 2^{-8(2t+1)/(2c)}\ (t = 0..n-c-1),"
+            r"m_h = 2^{-8(h+1)/c}\ (h = 0..c-1),\qquad m_{c+t} = 2^{-8(2t+1)/(2c)}\ (t = 0..n-c-1),"
             r"\qquad c = 2^{\lfloor \log_2 n \rfloor}"
         )
         ladder, use = cache.alibi_slope_ladder(n_heads)
         closest = len(use) // 2
         named = labels("alibi.ladder", "alibi.ladder.x", "axis.slope", n=n_heads, c=closest, c2=2 * closest)
-        data = {"h": range(1, len(use) + 1), "slope_of_2c_heads": ladder, "use": use}
+        data = {"h": range(len(use)), "slope_of_2c_heads": ladder, "use": use}
         fig = alibi_figures.slope_ladder(ladder, use, origin_names, **named)
         FIG.show("ladder", fig, data, variant="power" if closest == n_heads else None)
 

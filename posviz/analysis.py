@@ -719,43 +719,124 @@ def relative_order_probe(table, *, pairs: int | None = None, folds: int = 5, see
     return float(1.0 - accuracy.mean())
 
 
+#: The false-alarm rate of the roughness's level change: on a table of pure noise (independent normal entries) a
+#: change is marked in this share of tables.
+LEVEL_CHANGE_ALPHA = 0.01
+#: Noise tables drawn to calibrate the level change: the most of these that draws at most LEVEL_CHANGE_BUDGET numbers
+#: (else the last). Each makes a Monte Carlo test of exact size LEVEL_CHANGE_ALPHA, since (draws + 1) * 0.01 is a
+#: whole number; more draws only make the threshold less random.
+LEVEL_CHANGE_DRAWS = (9999, 999, 199)
+LEVEL_CHANGE_BUDGET = 60_000_000
+
+
 @dataclass(frozen=True)
 class Roughness:
     """How noisy each row is against its neighbours: ``positions`` 1 .. n - 2 and ``value`` the norm of the second
     difference ||PE(p + 1) - 2 PE(p) + PE(p - 1)|| divided by the median row norm (a smooth table is near 0, a table
-    of independent noise near sqrt(6)); ``change`` the first row of the second level of a two-level fit of
-    log(value) (None for fewer than 4 values) and ``ratio`` the median value from there on over the median before."""
+    of independent noise near sqrt(6)). ``cut`` is the first row of the second level of the best two-level fit of
+    log(value) (None for fewer than 8 values), ``explained`` the share of the variance of log(value) that fit
+    explains, ``p_value`` how often a table of pure noise of the same shape explains at least as much (the Monte
+    Carlo p-value (1 + k) / (draws + 1) over ``draws`` noise tables), and ``change`` the cut only when ``p_value`` is
+    at most ``alpha`` (else None: the fit is no better than noise's). ``ratio`` is the median value from the cut on
+    over the median before it."""
 
     positions: np.ndarray
     value: np.ndarray
     change: int | None
     ratio: float
+    cut: int | None = None
+    explained: float = 0.0
+    p_value: float = 1.0
+    alpha: float = LEVEL_CHANGE_ALPHA
+    draws: int = 0
 
 
-def roughness_by_position(table) -> Roughness:
+def _two_levels(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``logs`` (sequences of length m >= 4): the cut c (2 <= c <= m - 2) that minimises the squared
+    error of fitting the row by one constant before c and another from c on, and the share of the row's variance that
+    fit explains (0 for a constant row). Every cut at once, from cumulative sums."""
+    m = logs.shape[1]
+    cuts = np.arange(2, m - 1)  # at least two values on each side
+    centred = logs - logs.mean(axis=1, keepdims=True)  # the fit is shift-free; centring keeps the sums small
+    total, squares = np.cumsum(centred, axis=1), np.cumsum(centred**2, axis=1)
+    before_sum, after_sum = total[:, cuts - 1], total[:, -1:] - total[:, cuts - 1]
+    # the squared error of the split is the total sum of squares minus what the two means explain
+    gain = before_sum**2 / cuts + after_sum**2 / (m - cuts)
+    best = np.argmax(gain, axis=1)
+    whole = squares[:, -1]
+    spread = np.abs(logs).max(axis=1) * 1e-9  # below this the row is one constant up to rounding
+    flat = np.sqrt(whole / m) <= np.maximum(spread, 1e-300)
+    explained = np.where(flat, 0.0, gain[np.arange(len(logs)), best] / np.where(flat, 1.0, whole))
+    return cuts[best], explained
+
+
+def _noise_explained(rows: int, dims: int, draws: int, seed: int = 0) -> np.ndarray:
+    """The share of variance the two-level fit explains on the log roughness (up to its scale, which the fit ignores)
+    of ``draws`` tables of independent standard normal entries of shape (rows, dims), drawn in float32 in blocks of
+    a few million numbers, so that memory stays small at any shape."""
+    rng = np.random.default_rng(seed)
+    per = max(1, 4_000_000 // (rows * dims))
+    out = np.empty(draws)
+    for start in range(0, draws, per):
+        block = rng.standard_normal((min(per, draws - start), rows, dims), dtype=np.float32)
+        second = block[:, 2:] - 2 * block[:, 1:-1] + block[:, :-2]
+        logs = 0.5 * np.log(np.einsum("bpd,bpd->bp", second, second, dtype=np.float64))
+        out[start : start + len(block)] = _two_levels(logs)[1]
+    return out
+
+
+_NOISE_EXPLAINED: dict[tuple[int, int], np.ndarray] = {}
+
+
+def level_change_null(rows: int, dims: int) -> np.ndarray:
+    """The share of variance the two-level fit explains on tables of pure noise of shape (rows, dims), one per draw
+    (sorted; as many draws of LEVEL_CHANGE_DRAWS as LEVEL_CHANGE_BUDGET allows). Seeded, so the same shape always
+    gets the same calibration; kept per shape for the process (8 bytes a draw: at most 80 kB a shape, 64 shapes)."""
+    key = (int(rows), int(dims))
+    if key not in _NOISE_EXPLAINED:
+        fits = [d for d in LEVEL_CHANGE_DRAWS if rows * dims * d <= LEVEL_CHANGE_BUDGET]
+        draws = fits[0] if fits else LEVEL_CHANGE_DRAWS[-1]
+        explained = _noise_explained(rows, dims, draws)
+        if len(_NOISE_EXPLAINED) >= 64:
+            _NOISE_EXPLAINED.pop(next(iter(_NOISE_EXPLAINED)))
+        _NOISE_EXPLAINED[key] = np.sort(explained)
+    return _NOISE_EXPLAINED[key]
+
+
+def roughness_by_position(table, *, alpha: float = LEVEL_CHANGE_ALPHA) -> Roughness:
     """Are the rows past some index noisier than the ones before? (Devlin et al., 2019, pre-trained BERT on
     sequences of 128 tokens for 90% of the steps and of 512 for the rest, so its rows past 128 were trained far
     less.) The second difference along positions is small where neighbouring rows
     change smoothly and large where each row is its own noise; the cut c minimises the squared error of fitting
     log(value) by one constant before c and another from c on (computed for every c at once from cumulative sums).
     The second difference at position p reads rows p - 1, p and p + 1, so when rows from k on are noisy the first
-    rough value is at p = k - 1: ``change`` is the position of the cut plus one, the row k itself."""
+    rough value is at p = k - 1: the cut is the position of the split plus one, the row k itself.
+
+    Even pure noise has a best split, so the cut is a change only when it passes a test against noise: the share of
+    the variance of log(value) it explains is compared with the shares explained on tables of independent normal
+    entries of the same shape (``level_change_null``; the fit is blind to the table's scale), and ``change`` is
+    set only when the Monte Carlo p-value is at most ``alpha`` (1% by default: on tables of pure noise a change is
+    marked in 1% of them)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"the false-alarm rate alpha must be between 0 and 1; got {alpha}")
     table = _checks.finite_table(table, min_rows=3)
     second = table[2:] - 2 * table[1:-1] + table[:-2]
     norms = np.linalg.norm(table, axis=1)
     scale = float(np.median(norms)) or 1.0
     value = np.linalg.norm(second, axis=1) / scale
     positions = np.arange(1, table.shape[0] - 1)
-    if value.size < 4:
-        return Roughness(positions, value, None, 1.0)
-    logs = np.log(np.maximum(value, 1e-12))
-    m = logs.size
-    cuts = np.arange(2, m - 1)  # at least two values on each side
-    total, squares = np.cumsum(logs), np.cumsum(logs**2)
-    before_n, after_n = cuts, m - cuts
-    before_sum, after_sum = total[cuts - 1], total[-1] - total[cuts - 1]
-    before_sq, after_sq = squares[cuts - 1], squares[-1] - squares[cuts - 1]
-    error = before_sq - before_sum**2 / before_n + after_sq - after_sum**2 / after_n
-    cut = int(cuts[np.argmin(error)])
-    before, after = float(np.median(value[:cut])), float(np.median(value[cut:]))
-    return Roughness(positions, value, int(positions[cut]) + 1, after / before if before > 0 else float("inf"))
+    if value.size < 8:
+        return Roughness(positions, value, None, 1.0, alpha=alpha)
+    logs = np.log(np.maximum(value, 1e-300))
+    cuts, explained = _two_levels(logs[None, :])
+    split, share = int(cuts[0]), float(explained[0])
+    before, after = float(np.median(value[:split])), float(np.median(value[split:]))
+    ratio = after / before if before > 0 else float("inf")
+    cut = int(positions[split]) + 1
+    if share == 0.0:
+        return Roughness(positions, value, None, ratio, cut=cut, alpha=alpha)
+    null = level_change_null(table.shape[0], table.shape[1])
+    beaten = null.size - int(np.searchsorted(null, share, side="left"))  # noise tables explaining at least as much
+    p_value = (1 + beaten) / (null.size + 1)
+    change = cut if p_value <= alpha else None
+    return Roughness(positions, value, change, ratio, cut, share, p_value, alpha, int(null.size))

@@ -1,8 +1,9 @@
 """ALiBi, attention with linear biases (Press et al., 2022, "Train Short, Test Long", arXiv:2108.12409).
 
 No position vector at all: head h adds -m_h * (i - j) to the score of query i on key j. The slopes m_h form a
-geometric sequence; for n heads, a power of two, m_h = 2^(-8h / n), h = 1 .. n. For other head counts the
-paper takes the slopes of the closest smaller power of two c, then every other slope of 2c heads.
+geometric sequence; for n heads, a power of two, head h = 0 .. n - 1 has m_h = 2^(-8(h + 1) / n) (the paper counts
+heads from 1 and writes 2^(-8h / n), h = 1 .. n). For other head counts the paper takes the slopes of the closest
+smaller power of two c, then every other slope of 2c heads.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ def _power_of_two_slopes(n: int) -> np.ndarray:
 
 
 def alibi_slopes(n_heads: int) -> np.ndarray:
-    """Per-head slopes m_1 .. m_n of ALiBi (Press et al., 2022, section 3 and their reference code).
+    """Per-head slopes of ALiBi, heads h = 0 .. n - 1 (Press et al., 2022, section 3 and their reference code).
 
-    n a power of two: m_h = 2^(-8h / n). Otherwise, with c the largest power of two below n: the c slopes of
+    n a power of two: m_h = 2^(-8(h + 1) / n). Otherwise, with c the largest power of two below n: the c slopes of
     c heads, followed by the first n - c of the odd-indexed slopes of 2c heads, 2^(-4(2t + 1) / c),
     t = 0 .. n - c - 1 (they interleave between the first ones). For 8 heads: 1/2, 1/4, ..., 1/256.
     """
@@ -65,8 +66,8 @@ def alibi_slope_origin(n_heads: int) -> np.ndarray:
     """Where each head's slope comes from, per head: 0 = the slopes of c heads, 1 = an interleaved extra slope
     of 2c heads, with c the largest power of two <= n (Press et al., 2022, reference code ``get_slopes``).
 
-    Heads 0 .. c - 1 take 2^(-8h / c), h = 1 .. c; heads c .. n - 1 take the odd-numbered slopes of 2c heads,
-    2^(-8(2t + 1) / 2c). For a power of two every head is of origin 0.
+    Heads h = 0 .. c - 1 take 2^(-8(h + 1) / c); heads c + t (t = 0 .. n - c - 1) take every other slope of 2c
+    heads from its head 0 on, 2^(-8(2t + 1) / 2c). For a power of two every head is of origin 0.
     """
     n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     closest = 1 << (n.bit_length() - 1)
@@ -74,9 +75,9 @@ def alibi_slope_origin(n_heads: int) -> np.ndarray:
 
 
 def alibi_slope_ladder(n_heads: int) -> tuple[np.ndarray, np.ndarray]:
-    """The 2c slopes of 2c heads, 2^(-8h / 2c) for h = 1 .. 2c (c the largest power of two <= n), and the use
-    of each: 0 = it is one of the c-head slopes (every even h, since 2^(-8 (2t) / 2c) = 2^(-8t / c)),
-    1 = it is one of the n - c extra slopes (the first odd h), 2 = not used by n heads.
+    """The 2c slopes of 2c heads, 2^(-8(r + 1) / 2c) for rung r = 0 .. 2c - 1 (c the largest power of two <= n),
+    and the use of each: 0 = it is one of the c-head slopes (every odd r, since 2^(-8 (2t) / 2c) = 2^(-8t / c)),
+    1 = it is one of the n - c extra slopes (the first even r), 2 = not used by n heads.
     """
     n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     closest = 1 << (n.bit_length() - 1)

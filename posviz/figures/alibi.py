@@ -33,9 +33,10 @@ def slopes_by_origin(labels, slopes, origin, names, *, title: str, x_title: str,
 
 
 def slope_ladder(slopes, use, names, *, title: str, x_title: str, y_title: str) -> go.Figure:
-    """The slopes of 2c heads as a ladder of markers, one trace per use (c-head slope, extra slope, unused)."""
+    """The slopes of 2c heads as a ladder of markers, one trace per use (c-head slope, extra slope, unused), the
+    rungs numbered from 0 like every head on the page (rung h has slope 2^(-8(h + 1) / 2c))."""
     use = np.asarray(use)
-    rung = np.arange(1, len(use) + 1)
+    rung = np.arange(len(use))
     fig = go.Figure()
     for u in (0, 1, 2):
         pick = use == u

@@ -120,11 +120,48 @@ def style(fig: go.Figure, title: str, x_title: str, y_title: str, height: int) -
         layout["xaxis"], layout["yaxis"] = {"title": {"text": x_title}}, {"title": {"text": y_title}}
     current = fig.layout.to_plotly_json()
     current.pop("template", None)  # the process default comes back on assignment, without being validated
-    fig.layout = _merged(current, layout)
+    fig.layout = _axis_defaults(_merged(current, layout))
     if not single:
         fig.update_xaxes(title_text=x_title)
         fig.update_yaxes(title_text=y_title)
+    return plain_colorbars(fig)
+
+
+def plain_colorbars(fig: go.Figure) -> go.Figure:
+    """Every colour bar of ``fig``'s traces (a heatmap's, a marker scale's) writes ``NUMBER_FORMAT`` numbers, unless
+    it sets a format of its own."""
+    for trace in fig.data:
+        if trace.type in COLORBAR_TRACES and trace.colorbar.exponentformat is None:
+            trace.colorbar.exponentformat = NUMBER_FORMAT
+        marker = getattr(trace, "marker", None)
+        if marker is not None and getattr(marker, "showscale", None) and marker.colorbar.exponentformat is None:
+            marker.colorbar.exponentformat = NUMBER_FORMAT
     return fig
+
+
+#: How every axis and colour bar writes its numbers: 6×10⁻⁷ and 2×10⁴, never plotly's default SI prefixes ("600n",
+#: "20k", "1µ"), which read as units. An axis that sets a format of its own keeps it.
+NUMBER_FORMAT = "power"
+#: The traces with a colour bar of their own.
+COLORBAR_TRACES = frozenset({"heatmap", "contour", "histogram2d", "histogram2dcontour", "surface"})
+
+
+def _axis_defaults(layout: dict) -> dict:
+    """``layout`` with ``NUMBER_FORMAT`` on every 2-D and 3-D axis and every colour axis's bar that sets none, and
+    room made for the labels of every 2-D axis (``automargin``): a row label longer than the margin (a token, a
+    model's name) is not cut off, in the app or in the handout, where no theme of Streamlit's makes the room."""
+    for name, part in layout.items():
+        if not isinstance(part, dict):
+            continue
+        if name.startswith(("xaxis", "yaxis")):
+            part.setdefault("exponentformat", NUMBER_FORMAT)
+            part.setdefault("automargin", True)
+        elif name.startswith("scene"):
+            for axis in ("xaxis", "yaxis", "zaxis"):
+                part.setdefault(axis, {}).setdefault("exponentformat", NUMBER_FORMAT)
+        elif name.startswith("coloraxis"):
+            part.setdefault("colorbar", {}).setdefault("exponentformat", NUMBER_FORMAT)
+    return layout
 
 
 def _merged(base: dict, extra: dict) -> dict:
@@ -268,7 +305,47 @@ def lines(
         fig.update_yaxes(rangemode="tozero")
     if y_range is not None:
         fig.update_yaxes(range=list(y_range))
+    names = [trace.name for trace in fig.data if trace.showlegend is not False and trace.name]
+    if len(names) > 1 and max(_text_width(name) for name in names) > LONG_LEGEND:
+        rows = legend_rows(names)
+        style(fig, title, x_title, y_title, height + LEGEND_ROW * rows)
+        return legend_below(fig, rows)
     return style(fig, title, x_title, y_title, height)
+
+
+#: A legend beside the plot wider than this (in pixels of 13 px text) takes so much of the width that a plot, a log
+#: plot above all, is squeezed to half of it: such legends go under the plot in rows instead (``lines``).
+LONG_LEGEND = 150
+#: The height of one row of a horizontal legend, and the width the rows are filled to (the narrowest a figure is
+#: drawn at in the app's main column at 1280 px, less the margins).
+LEGEND_ROW, LEGEND_WIDTH = 22, 640
+
+
+def _text_width(text: str) -> float:
+    """About how wide ``text`` is at 13 px, in pixels: 7 a character, 13 a Chinese one."""
+    return sum(13.0 if "\u2e80" <= c <= "\uffef" else 7.0 for c in text)
+
+
+def legend_rows(names: list[str]) -> int:
+    """How many rows a horizontal legend of ``names`` fills at ``LEGEND_WIDTH`` (each entry its text, a 40 px
+    sample of the line and a gap)."""
+    rows, used = 1, 0.0
+    for name in names:
+        width = 40.0 + _text_width(name)
+        if used and used + width > LEGEND_WIDTH:
+            rows, used = rows + 1, 0.0
+        used += width
+    return rows
+
+
+def legend_below(fig: go.Figure, rows: int) -> go.Figure:
+    """A horizontal legend of ``rows`` rows under the x axis's title, flush left, with the bottom margin grown to
+    hold it: it takes none of the plot's width."""
+    margin = fig.layout.margin.b or 50
+    return fig.update_layout(
+        legend={"orientation": "h", "x": 0.0, "xanchor": "left", "y": 0.0, "yref": "container", "yanchor": "bottom"},
+        margin={"b": margin + LEGEND_ROW * rows + 8},
+    )
 
 
 def legend_above(fig: go.Figure) -> go.Figure:
@@ -340,16 +417,26 @@ def vline(
     color: str = MARK_COLOR,
     side: str = "right",
     at: str = "top",
+    row: int = 0,
 ) -> go.Figure:
     """A vertical mark at x = ``x`` with its label on the ``side`` ("right" or "left") of the line, ``at`` the "top"
-    or "bottom" of the plot or "above" it. Call it after the x axis's type is set: the label is placed by
-    ``annotation_coordinate``, so it sits on its line on a log axis too."""
+    or "bottom" of the plot or "above" it, where it covers no curve; labels above the plot go in ``row`` 0, 1, ...
+    (counted up from the plot), so that marks close together keep their labels apart, and the top margin grows to
+    hold the rows. Call it after the x axis's type is set: the label is placed by ``annotation_coordinate``, so it
+    sits on its line on a log axis too."""
     fig.add_vline(x=x, line_dash=dash, line_color=color)
     if label:
         y, anchor = {"top": (1.0, "top"), "bottom": (0.0, "bottom"), "above": (1.0, "bottom")}[at]
         x_at = annotation_coordinate(fig.layout.xaxis, x)
         _mark_label(fig, label, color, x=(x_at, "x", "left" if side == "right" else "right"), y=(y, "paper", anchor))
+        if at == "above":
+            fig.layout.annotations[-1].yshift = MARK_ROW * row
+            fig.layout.margin.t = max(fig.layout.margin.t or 60, 70 + MARK_ROW * (row + 1))
     return fig
+
+
+#: The height of a row of mark labels above a plot (``vline`` with ``at="above"``).
+MARK_ROW = 18
 
 
 def hline(

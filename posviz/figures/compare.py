@@ -51,9 +51,12 @@ def panels(
 ) -> go.Figure:
     """One panel per ``(y_title, series)`` entry of ``rows``, stacked over a shared x axis (or side by side with
     ``side_by_side``); ``log`` puts both axes on log scales; ``marker`` draws a dashed vertical line at that x on
-    every panel; ``notes`` maps a panel index to a line of text written in its top-left corner."""
+    every panel; ``notes`` maps a panel index to a line of text written in its top-left corner. Stacked panels each
+    have a legend of their own, in one line over the panel (one legend under a column of panels is far from most of
+    its lines); panels side by side share one legend under them."""
     n = len(rows)
-    named = set()
+    own_legends = not side_by_side and n > 1
+    named: set = set()
     grid = (1, n) if side_by_side else (n, 1)
     fig = make_subplots(
         rows=grid[0],
@@ -64,6 +67,9 @@ def panels(
     )
     for index, (_, series) in enumerate(rows):
         row, col = (1, index + 1) if side_by_side else (index + 1, 1)
+        legend = ("legend" if index == 0 else f"legend{index + 1}") if own_legends else "legend"
+        if own_legends:
+            named = set()  # every panel names its own lines
         for s in series:
             fig.add_trace(
                 go.Scatter(
@@ -73,6 +79,7 @@ def panels(
                     name=s.name,
                     legendgroup=s.name,
                     showlegend=s.name not in named,
+                    legend=legend,
                     line={"color": FAMILY_COLOURS.get(s.family), "dash": s.dash, "width": s.width},
                 ),
                 row=row,
@@ -98,13 +105,30 @@ def panels(
             )
     if marker is not None and marker_text:
         x = annotation_coordinate(fig.layout.xaxis, marker)  # log10 of it on a log axis
-        fig.add_annotation(text=marker_text, x=x, xref="x", yref="paper", y=1.0, yanchor="bottom", showarrow=False)
+        lift = 24 if own_legends else 0  # over the first panel's legend
+        fig.add_annotation(
+            text=marker_text, x=x, xref="x", yref="paper", y=1.0, yanchor="bottom", yshift=lift, showarrow=False
+        )
     height = 160 + panel_height * (1 if side_by_side else n)
     style(fig, title, "", "", height)
-    fig.update_layout(
-        legend={"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "x": 0},
-        margin={"b": 100},
-    )
+    if own_legends:
+        for index in range(n):
+            top = fig.layout[f"yaxis{index + 1 if index else ''}"].domain[1]
+            fig.layout[f"legend{index + 1 if index else ''}"] = {
+                "orientation": "h",
+                "x": 0.0,
+                "xanchor": "left",
+                "y": top,
+                "yanchor": "bottom",
+                "yref": "paper",
+                "bgcolor": "rgba(0,0,0,0)",
+            }
+        fig.update_layout(margin={"t": 110 if marker_text else 90, "b": 60})
+    else:
+        fig.update_layout(
+            legend={"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "x": 0},
+            margin={"b": 100},
+        )
     for index, (y_title, _) in enumerate(rows):
         row, col = (1, index + 1) if side_by_side else (index + 1, 1)
         fig.update_yaxes(title_text=y_title, row=row, col=col)

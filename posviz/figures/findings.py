@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .base import FONT, lines, vline
+from .base import FONT, NUMBER_FORMAT, lines, plain_colorbars, vline
 
 
 def components_3d(
@@ -43,15 +43,20 @@ def components_3d(
             showlegend=False,
         )
     )
-    x_title, y_title, z_title = axis_titles
     fig.update_layout(
         title={"text": title, "x": 0.0, "xanchor": "left", "font": {"size": 16}},
         font={"family": FONT},
         height=height,
         margin={"l": 10, "r": 10, "t": 60, "b": 10},
-        scene={"xaxis_title": x_title, "yaxis_title": y_title, "zaxis_title": z_title, "aspectmode": "data"},
+        scene={
+            **{
+                f"{a}axis": {"title": {"text": t}, "exponentformat": NUMBER_FORMAT}
+                for a, t in zip("xyz", axis_titles, strict=True)
+            },
+            "aspectmode": "data",
+        },
     )
-    return fig
+    return plain_colorbars(fig)
 
 
 def similarity_decay_figure(

@@ -75,7 +75,8 @@ def token_bars(
     height: int = 380,
 ) -> go.Figure:
     """One bar per token (``values``) with a marker for each token's ``reference`` value on the same axis,
-    which starts at 0 and reaches past the largest of both: bars of 1e-16 stay flat instead of being zoomed."""
+    which starts at 0 and reaches past the largest of both: bars of 1e-16 stay flat instead of being zoomed, and
+    each bar's top is marked by a dash in its colour, so that a bar of height 0 is seen to be 0, not missing."""
     values, reference = np.asarray(values, dtype=np.float64), np.asarray(reference, dtype=np.float64)
     x = np.arange(len(values))
     fig = go.Figure(
@@ -88,6 +89,18 @@ def token_bars(
                 mode="markers",
                 marker={"symbol": "line-ew-open", "size": 18, "line": {"width": 3}, "color": REFERENCE_COLOR},
                 hovertemplate="%{y:.3g}<extra></extra>",
+            ),
+            # the top of each bar as a dash in the bar's colour, drawn over the axis line: a bar of height 0 (which
+            # plotly leaves out) still shows, at 0
+            go.Scatter(
+                x=x,
+                y=values,
+                name=names[0],
+                mode="markers",
+                marker={"symbol": "line-ew", "size": 22, "line": {"width": 4, "color": BAR_COLOR}},
+                cliponaxis=False,
+                showlegend=False,
+                hoverinfo="skip",
             ),
         ]
     )

@@ -12,18 +12,21 @@ from .base import style
 
 #: The colour of a layer by what it does with positions (a style code the page gives each group of layers): RoPE
 #: plain and scaled, RoPE with another base than the model's first RoPE layers (a local base), NoPE, no attention at
-#: all, the bias families. Colour-blind-safe (Okabe–Ito) where it matters.
+#: all, the bias families. Okabe–Ito colours, Paul Tol's indigo and two greys, every two at least
+#: MIN_COLOUR_DISTANCE apart (CIE76 in CIELAB), since one map can hold any of them side by side: a model's
+#: global and local RoPE layers, NoPE layers between layers without attention, models of every family compared.
 STYLE_COLOURS = {
     "rope": "#0072b2",
     "rope_scaled": "#d55e00",
-    "rope_other_base": "#56b4e9",
-    "nope": "#999999",
+    "rope_other_base": "#cc79a7",
+    "nope": "#555555",
     "none": "#e5e5e5",
     "alibi": "#009e73",
-    "relative_bias": "#cc79a7",
+    "relative_bias": "#332288",
     "learned": "#e69f00",
     "sinusoidal": "#f0e442",
 }
+MIN_COLOUR_DISTANCE = 30.0
 #: Hatching of a layer that attends within a window (sliding) or a chunk; full and linear attention are plain.
 ATTENTION_PATTERNS = {"full": "", "linear": "", "sliding": "/", "chunked": "x"}
 #: Colours of the three M-RoPE axes (time, height, width).
@@ -89,6 +92,7 @@ def layer_map(
         barmode="overlay",
         bargap=0.05,
         legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "x": 0.0},
+        showlegend=True,  # plotly hides the legend of a single trace: a model of one layer type still says what it is
     )
     entries = sum(len(g) for g in rows.values()) + (n_rows if n_rows > 1 else 0)
     fig = style(fig, title, x_title, "", height or 170 + 60 * n_rows + 22 * entries)

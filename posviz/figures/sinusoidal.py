@@ -19,13 +19,15 @@ def mark(
     label: str = "",
     dash: str = "dash",
     position: str | None = None,
+    row: int = 0,
 ) -> go.Figure:
     """A labelled vertical (``x``) or horizontal (``y``) reference line; ``position`` places the label ("top right",
-    "bottom right" for a vertical line, "top left", "top right" for a horizontal one). The label sits on its line on
-    a log axis too (``base.vline`` / ``base.hline``)."""
+    "bottom right", "above right" for a vertical line, "above" meaning over the plot, in label ``row`` 0, 1, ...;
+    "top left", "top right" for a horizontal one). The label sits on its line on a log axis too (``base.vline`` /
+    ``base.hline``)."""
     if x is not None:
         at, side = (position or "top right").split()
-        vline(fig, x, label, dash=dash, color=MARK_COLOR, side=side, at=at)
+        vline(fig, x, label, dash=dash, color=MARK_COLOR, side=side, at=at, row=row)
     if y is not None:
         at, side = (position or "top left").split()
         hline(fig, y, label, dash=dash, color=MARK_COLOR, side=side, below=at == "bottom")

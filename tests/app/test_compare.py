@@ -404,3 +404,27 @@ def test_side_by_side_names_the_settings_that_differ_in_the_pages_language(lang)
     assert named("A", 128, 10000) in names and named("B", 64, 500) in names, names
     if lang == "zh":
         assert not any("(" in name or ", " in name for name in names), names
+
+
+def test_stacked_panels_each_name_their_own_lines(tour):
+    """By offset and Past the training length stack their panels: each panel has a legend of its own, in one line
+    right over it, naming exactly the lines drawn in it (one legend under five panels was far from most of its
+    lines); the training-length mark is written over the first panel's legend, not on it."""
+    for tab in ("offset", "long"):
+        fig = tour.by_tab[tab][0]
+        layout = fig["layout"]
+        panels = sorted({trace.get("yaxis", "y") for trace in fig["data"]}, key=lambda y: int(y[1:] or 1))
+        assert len(panels) >= 3
+        for k, axis in enumerate(panels):
+            legend = "legend" if k == 0 else f"legend{k + 1}"
+            drawn = [t for t in fig["data"] if t.get("yaxis", "y") == axis]
+            assert {t.get("legend", "legend") for t in drawn} == {legend}
+            assert [t["name"] for t in drawn if t.get("showlegend", True)] == list(
+                dict.fromkeys(t["name"] for t in drawn)
+            )
+            box = layout[legend]
+            top = layout[f"yaxis{axis[1:]}"]["domain"][1]
+            assert box["orientation"] == "h" and box["yanchor"] == "bottom" and box["y"] == pytest.approx(top)
+        if tab == "long":
+            (mark,) = [a for a in layout["annotations"] if a.get("yref") == "paper" and a.get("y") == 1.0]
+            assert mark["yanchor"] == "bottom" and mark["yshift"] >= 20

@@ -45,8 +45,15 @@ def tick_labels(fig: dict, axis: str) -> list[str]:
 
 
 def bars(fig: dict) -> tuple[np.ndarray, np.ndarray]:
-    bar, reference = fig["data"]
-    assert (bar["type"], reference["type"]) == ("bar", "scatter")
+    """The bars' heights and the reference markers; each bar's top is drawn again as a visible dash in its colour,
+    outside the axis's clipping, so that bars of height 0 are seen (plotly draws no bar of height 0)."""
+    bar, reference, top = fig["data"]
+    assert (bar["type"], reference["type"], top["type"]) == ("bar", "scatter", "scatter")
+    np.testing.assert_array_equal(as_array(top["y"]), as_array(bar["y"]))
+    np.testing.assert_array_equal(as_array(top["x"]), as_array(bar["x"]))
+    assert top["mode"] == "markers" and top["cliponaxis"] is False and top["showlegend"] is False
+    assert top["marker"]["symbol"] == "line-ew" and top["marker"]["size"] >= 16
+    assert top["marker"]["line"]["width"] >= 3 and top["marker"]["line"]["color"] == bar["marker"]["color"]
     return as_array(bar["y"]), as_array(reference["y"])
 
 

@@ -11,7 +11,7 @@ from safetensors.numpy import save_file
 
 from posviz import analysis
 
-from ._support import as_array, assert_clean, charts, charts_by_key, open_page, says, tr
+from ._support import as_array, assert_clean, charts, charts_by_key, open_page, tr
 
 N, D, NOISY_FROM = 240, 16, 160
 KEYS = ("findings.pca", "findings.decay", "findings.rough")
@@ -98,5 +98,23 @@ def test_roughness_changes_level_where_the_noise_starts(helix):
     expected = [np.linalg.norm(table[p + 1] - 2 * table[p] + table[p - 1]) / scale for p in positions]
     np.testing.assert_allclose(as_array(line["y"]), expected, rtol=1e-5)
     assert [shape["x0"] for shape in rough.fig["layout"]["shapes"]] == [NOISY_FROM]  # the first noisy row
-    assert says(rough.notice, "en", "findings.rough.notice")
-    assert rough.notice.startswith(tr("en", "findings.rough.notice", row=NOISY_FROM, ratio="@").split("@")[0])
+    found = analysis.roughness_by_position(table)
+    test = {"p": f"{found.p_value:.2g}", "alpha": "1%", "draws": f"{found.draws:,}"}
+    assert found.p_value <= 0.01
+    assert rough.notice == tr("en", "findings.rough.notice", row=NOISY_FROM, ratio=f"{found.ratio:.1f}", **test)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_table_of_pure_noise_has_no_level_change_marked(tmp_path, lang):
+    """Pure noise always has a best two-level split; the caption says the split fails the test against noise, and
+    the figure marks nothing."""
+    noise = np.random.default_rng(4).standard_normal((N, D)).astype(np.float32)
+    save_file({"wpe.weight": noise}, str(tmp_path / "model.safetensors"))
+    _, drawn = findings(tmp_path / "model.safetensors", lang)
+    rough = drawn["findings.rough"]
+    assert not rough.fig["layout"].get("shapes") and not rough.fig["layout"].get("annotations")
+    found = analysis.roughness_by_position(noise.astype(np.float64))
+    assert found.change is None and found.p_value > 0.01
+    test = {"p": f"{found.p_value:.2g}", "alpha": "1%", "draws": f"{found.draws:,}"}
+    assert rough.notice == tr(lang, "findings.rough.notice.none", row=found.cut, ratio=f"{found.ratio:.1f}", **test)

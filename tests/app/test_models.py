@@ -5,6 +5,7 @@ RoPE page's config box, Home and Compare point to the page."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -38,6 +39,33 @@ def layer_map_layers(fig: dict) -> dict[str, dict[int, dict]]:
     return rows
 
 
+def cie76(a: str, b: str) -> float:
+    """The CIE76 distance of two #rrggbb colours in CIELAB (sRGB, D65), written out here."""
+
+    def lab(colour: str) -> np.ndarray:
+        rgb = np.array([int(colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255
+        linear = np.where(rgb > 0.04045, ((rgb + 0.055) / 1.055) ** 2.4, rgb / 12.92)
+        xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear
+        t = xyz / np.array([0.95047, 1.0, 1.08883])  # against the D65 white
+        f = np.where(t > 0.008856, np.cbrt(t), 7.787 * t + 16 / 116)
+        return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+    return float(np.linalg.norm(lab(a) - lab(b)))
+
+
+def test_every_two_layer_types_have_colours_apart():
+    """One map can hold any two layer types side by side (a model's global and local RoPE layers, NoPE layers
+    between layers without attention, every family on Compare), so every two colours are at least 30 apart."""
+    from posviz.figures.models import MIN_COLOUR_DISTANCE, STYLE_COLOURS
+
+    assert MIN_COLOUR_DISTANCE >= 30
+    assert cie76("#ffffff", "#000000") == pytest.approx(100, abs=0.01)
+    close = [
+        (a, b) for a, b in itertools.combinations(STYLE_COLOURS, 2) if cie76(STYLE_COLOURS[a], STYLE_COLOURS[b]) < 30
+    ]
+    assert not close
+
+
 def expected_style(layer, first_theta) -> str:
     """The colour code a layer should get: an independent reading of the figure's legend rules."""
     if layer.kind != "rope":
@@ -67,6 +95,12 @@ def test_each_preset_opens_cleanly_and_maps_its_layers(name):
     rows = layer_map_layers(fig)
     assert list(rows) == [tr("en", f"models.preset.{name}")]
     assert_map_is(rows[tr("en", f"models.preset.{name}")], name)
+    # the legend says what each colour means even when the model has one layer type (DeepSeek-V3, T5, BLOOM): plotly
+    # hides the legend of a single trace unless it is asked for
+    assert fig["layout"]["showlegend"] is True and all(trace.get("showlegend", True) for trace in fig["data"])
+    colours = {trace["meta"]["style"]: trace["marker"]["color"] for trace in fig["data"]}
+    for (a, ca), (b, cb) in itertools.combinations(colours.items(), 2):  # different layer types look different
+        assert cie76(ca, cb) >= 30, (name, a, b, ca, cb)
     found = models.model_positions(models.preset(name))
     summary = [m.value for m in at.markdown if m.value.startswith(f"**{found.num_layers} layers**")]
     assert len(summary) == 1

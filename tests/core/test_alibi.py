@@ -166,3 +166,28 @@ def test_selected_heads_equal_the_full_bias_and_own_their_memory():
     assert shown.base is None or shown.base.size == shown.size  # not a view of all twelve heads
     with pytest.raises(ValueError, match="between 0 and 11"):
         posviz.alibi_bias(12, 9, heads=[12])
+
+
+ASSETS = __import__("pathlib").Path(__file__).resolve().parents[2] / "assets"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_alibi_page_counts_heads_from_zero_and_says_so_once(lang):
+    """The page numbers heads from 0 (its figures do): its formula is m_h = 2^(-8(h+1)/H) for h = 0 .. H - 1, which
+    is BLOOM's slope of head index h; it says the convention once, and no string of the page uses the paper's
+    1-based 2^(-8h/n) as a rule of its own."""
+    import json
+    import re
+
+    text = (ASSETS / "texts" / f"alibi.{lang}.md").read_text(encoding="utf-8")
+    assert r"m_h = 2^{-8(h+1)/H}\ \ (h = 0, \dots, H - 1;" in text
+    said = {"en": "Heads are numbered from 0 on this page", "zh": "本页的头从 0 开始编号"}[lang]
+    assert text.count(said) == 1
+    for n in (2, 8, 16, 64):  # the page's formula, evaluated as written, is BLOOM's slope of head index h
+        page = 2.0 ** (-8.0 * (np.arange(n) + 1) / n)
+        np.testing.assert_allclose(page, oracle.bloom_alibi_slopes(n), rtol=1e-6)
+    # the paper's 1-based form appears only in the one remark that names it as the paper's
+    assert len(re.findall(r"2\^\{-8h/H\}", text)) == 1
+    catalog = json.loads((ASSETS / "i18n" / lang / "alibi.json").read_text(encoding="utf-8"))
+    assert not [k for k, v in catalog.items() if re.search(r"8h\s*/", v)]
+    assert "2^(−8(h+1)/n)" in catalog["alibi.origin.text"]

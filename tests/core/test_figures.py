@@ -258,3 +258,27 @@ def test_lines_of_their_own_x_keep_each_its_points():
         np.testing.assert_array_equal(np.asarray(trace.y), y)
     shared = figures.lines(np.arange(5), {"a": short[1], "c": 2 * short[1]}, title="t", x_title="x", y_title="y")
     assert all(np.array_equal(np.asarray(trace.x), np.arange(5)) for trace in shared.data)
+
+
+def test_long_legend_goes_below_the_plot_and_keeps_its_width():
+    x = np.arange(1, 100)
+    names = [f"a rather long series name, number {i}" for i in range(4)]
+    fig = base.lines(x, {n: x * (i + 1) for i, n in enumerate(names)}, title="t", x_title="x", y_title="y", log_y=True)
+    assert fig.layout.legend.orientation == "h"
+    assert fig.layout.legend.yref == "container" and fig.layout.legend.y == 0.0
+    # four entries of about 300 px each fill two rows of 640 px: the bottom margin grows by two rows
+    rows = base.legend_rows(names)
+    assert rows == 2
+    assert fig.layout.margin.b >= 50 + base.LEGEND_ROW * rows
+    short = base.lines(x, {"a": x, "b": x * 2}, title="t", x_title="x", y_title="y")
+    assert short.layout.legend.orientation != "h"
+
+
+def test_mark_labels_above_the_plot_in_rows_grow_the_top_margin():
+    fig = base.lines(np.arange(1, 10), {"a": np.arange(1, 10)}, title="t", x_title="x", y_title="y")
+    base.vline(fig, 3, "first", at="above", row=0)
+    base.vline(fig, 4, "second", at="above", row=1)
+    first, second = fig.layout.annotations[-2:]
+    assert first.yref == "paper" and first.y == 1.0 and first.yanchor == "bottom"
+    assert (second.yshift or 0) - (first.yshift or 0) == base.MARK_ROW
+    assert fig.layout.margin.t >= 70 + 2 * base.MARK_ROW

@@ -81,6 +81,8 @@ def test_roughness_finds_where_the_table_turns_noisy(k):
     found = analysis.roughness_by_position(noisy)
     assert found.positions[0] == 1 and found.value.size == n - 2
     assert found.change == k  # the first noisy row
+    assert found.cut == k and found.p_value <= found.alpha == 0.01
+    assert found.p_value == 1 / (found.draws + 1)  # no noise table of this shape explains as much
     assert found.ratio > 10
     scale = np.median(np.linalg.norm(noisy, axis=1))
     for p in (1, k, n - 2):  # the second difference, one row at a time
@@ -97,3 +99,45 @@ def test_roughness_of_a_smooth_table_has_no_jump():
     constant = np.linalg.norm(4 * np.sin(omega / 2) ** 2) / np.sqrt(8)
     np.testing.assert_allclose(found.value, constant, rtol=1e-6)
     assert found.ratio == pytest.approx(1.0, abs=1e-6)
+    assert found.change is None and found.explained == 0.0  # rounding's wiggles are no level change
+
+
+def explained_by_a_loop(value: np.ndarray) -> tuple[int, float]:
+    """The best two-level fit of log(value), one cut at a time: (the cut, the share of the variance it explains)."""
+    logs = np.log(value)
+    whole = float(((logs - logs.mean()) ** 2).sum())
+    best = min(
+        range(2, len(logs) - 1),
+        key=lambda c: ((logs[:c] - logs[:c].mean()) ** 2).sum() + ((logs[c:] - logs[c:].mean()) ** 2).sum(),
+    )
+    left, right = logs[:best], logs[best:]
+    error = float(((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum())
+    return best, 1 - error / whole
+
+
+def test_a_level_change_on_noise_is_marked_at_the_stated_false_alarm_rate():
+    """On tables of pure noise the level change is marked in about 1% of them, the rate the caption states: 2000
+    seeded noise tables (independent of the calibration's own seed) give a count a binomial(2000, 1%) reaches with
+    ample room (its mean 20, its standard deviation 4.4; the threshold's own Monte Carlo spread adds about 0.1%)."""
+    rows, dims = 40, 8
+    marked, shares = 0, []
+    for seed in range(2000):
+        noise = np.random.default_rng(10_000 + seed).standard_normal((rows, dims))
+        found = analysis.roughness_by_position(noise)
+        marked += found.change is not None
+        shares.append(found.explained)
+        if seed < 5:  # the statistic and the decision, derived again one cut at a time
+            cut, share = explained_by_a_loop(found.value)
+            assert found.cut == int(found.positions[cut]) + 1
+            assert found.explained == pytest.approx(share, rel=1e-9)
+            null = analysis.level_change_null(rows, dims)
+            p = (1 + int((null >= share).sum())) / (null.size + 1)
+            assert found.p_value == pytest.approx(p) and found.draws == null.size == 9999
+            assert (found.change is not None) == (p <= 0.01)
+    assert 8 <= marked <= 44, marked  # 0.4% .. 2.2% of 2000
+    assert np.mean(shares) > 0.05  # noise does have a best split: it is the test that declines to mark it
+
+
+def test_a_level_change_needs_its_false_alarm_rate_in_range():
+    with pytest.raises(ValueError, match="false-alarm rate"):
+        analysis.roughness_by_position(np.ones((20, 4)), alpha=1.5)

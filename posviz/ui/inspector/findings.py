@@ -28,7 +28,8 @@ CURVES = {
 
 def findings(loaded: Loaded) -> None:
     """A helix under PCA? How fast does similarity decay with the offset, and does a linear probe read which of two
-    rows comes first? Do the rows get noisier past some index?"""
+    rows comes first? Do the rows get noisier past some index (marked only when the change passes a test against
+    noise, at the false-alarm rate ``analysis.LEVEL_CHANGE_ALPHA``)?"""
     n = loaded.table.shape[0]
     st.markdown(t("findings.intro"))
     found = cache.principal_components(loaded.ref)
@@ -52,7 +53,10 @@ def findings(loaded: Loaded) -> None:
 
     rough = cache.roughness_by_position(loaded.ref)
     data = {"position": rough.positions, "roughness": rough.value}
-    curve(loaded, "rough", data, rough.change, "short", row=rough.change, ratio=f"{rough.ratio:.1f}")
+    # marked only when it passes the test against noise; else the caption says why nothing is marked
+    missing = "short" if rough.cut is None else "flat" if rough.draws == 0 else "none"
+    test = {"p": f"{rough.p_value:.2g}", "alpha": f"{rough.alpha:.0%}", "draws": f"{rough.draws:,}"}
+    curve(loaded, "rough", data, rough.change, missing, row=rough.cut, ratio=f"{rough.ratio:.1f}", **test)
 
 
 def curve(loaded: Loaded, key: str, data: dict, at: int | None, missing: str, **values) -> None:
