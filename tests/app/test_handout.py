@@ -35,8 +35,10 @@ def download(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", remember)
 
-    def fetch(at) -> str:
-        (button,) = [b for b in at.get("download_button") if b.proto.label == tr(lang_of(at), "handout.download")]
+    def fetch(at, button=None) -> str:
+        """``button``: the handout's button as an earlier run drew it (a fragment's rerun draws only the fragment)."""
+        if button is None:
+            (button,) = handout_buttons(at)
         file_id = button.proto.deferred_file_id
         assert file_id, "the handout must be made on demand, not with every run"
         manager = managers[file_id]
@@ -46,6 +48,11 @@ def download(monkeypatch):
         return stored.content.decode("utf-8")
 
     return fetch
+
+
+def handout_buttons(at) -> list:
+    """The "Download this lesson" button of the view ``at`` shows (none after a fragment's rerun)."""
+    return [b for b in at.get("download_button") if b.proto.label == tr(lang_of(at), "handout.download")]
 
 
 def lang_of(at) -> str:
