@@ -138,6 +138,7 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
     fig = present.for_screen(fig)  # presentation type, safe colours: a copy, never the shared figure
     stem = name or key or "posviz"
     recorded = lesson.record(fig, notice=notice, key=key, name=stem)  # for the handout and the slides
+    handout.refresh()  # a fragment's rerun ends with no run of the frame: the record says the view as it is now
     if recorded is not None and recorded.slides is not None:
         return  # a slide: drawn by ``slides.finish`` if it is the chosen one, once the open tab has run
     if recorded is not None and recorded.hidden:

@@ -31,6 +31,7 @@ import plotly.io as pio
 import streamlit as st
 
 from . import lesson as lessons
+from . import link
 from .i18n import catalog
 
 #: Link keys that are not values of the view: the frame's own (language, presentation mode), the open tab (the
@@ -354,14 +355,19 @@ def _shown_value(value) -> str | None:
 
 def values_in_use(lesson: lessons.Lesson) -> list[tuple[str, str]]:
     """``(key, value)`` of every control of the view, by its link key: the link's values first, in its order, then
-    the controls left at their default, alphabetically. Buttons (never true between runs) are not values."""
+    the controls left at their default, alphabetically. A posviz control's value is the one it returned
+    (``link.in_use``), never what its widgets hold; the others' (switches, a text) their widget's value. Buttons
+    (never true between runs) are not values."""
     in_link = [key for key in st.query_params if key not in FRAME_KEYS]
     keys = set(in_link) | lessons.current_keys() | lesson.keys
     figures = {shown.key for shown in lesson.figures}  # a chart's key is a widget key too
     keys = {k for k in keys - figures if k not in FRAME_KEYS and not k.startswith(BUTTON_PREFIXES) and "." not in k}
+    returned = link.in_use()
     out = []
     for key in in_link + sorted(keys - set(in_link)):
-        if key in st.session_state:
+        if key in returned:
+            shown = _shown_value(returned[key])
+        elif key in st.session_state:
             value = st.session_state[key]
             if value is False and key not in in_link:  # a button, or a switch that is off: only the link's count
                 continue
@@ -393,10 +399,19 @@ def page_address(page: str) -> str:
 
 
 def seal(lesson: lessons.Lesson) -> None:
-    """As the run ends (the frame calls it after the page): keep the link that reopens the view and the values in
-    use with the record, read now, in the run, where the link and the controls are this view's."""
+    """Keep the link that reopens the view and the values in use with the record, read now, in the run, where the
+    link and the controls are this view's. The frame calls it as a run ends; ``refresh`` whenever a control or a
+    figure of the page has changed, since a fragment's rerun (a view of the RoPE page) is no run of the frame."""
     lesson.link = link_of(page_address(lesson.page), lesson)
     lesson.values = values_in_use(lesson)
+
+
+def refresh() -> None:
+    """Seal the open page's record again (a control has left its value, or a figure has been drawn): the handout is
+    the view as it is now, whether the whole page or one fragment of it has just run."""
+    record = lessons.current()
+    if record is not None:
+        seal(record)
 
 
 def build(lesson: lessons.Lesson) -> bytes:

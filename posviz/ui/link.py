@@ -108,6 +108,14 @@ def leave(key: str, text: str | None, value) -> None:
     _memory()[key] = (tuple(wanted), value)
 
 
+def in_use() -> dict[str, object]:
+    """Every posviz control's value in use, by its key, as the control returned it on its latest run (the frame's
+    controls' and the open page's): what the handout and the values line say, whatever the widgets hold."""
+    memory = st.session_state.get(MEMORY, {})
+    page = st.session_state.get(PAGE)
+    return {key: value for scope in (FRAME, page) for key, (_, value) in memory.get(scope, {}).items()}
+
+
 def refuse(key: str, given: list[str]) -> None:
     """Record that the link's ``given`` values of ``key`` could not be used (the control shows its default)."""
     st.session_state.setdefault(REFUSED, {})[key] = list(given)

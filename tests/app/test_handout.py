@@ -35,10 +35,12 @@ def download(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", remember)
 
-    def fetch(at, label: str = "handout.download", **fields) -> str:
-        """The file of the download button labelled by the catalog's ``label`` (the view's handout by default)."""
-        wanted = tr(lang_of(at), label, **fields)
-        (button,) = [b for b in at.get("download_button") if b.proto.label == wanted]
+    def fetch(at, label: str = "handout.download", button=None, **fields) -> str:
+        """The file of the download button labelled by the catalog's ``label`` (the view's handout by default), or of
+        ``button``, the handout's button as an earlier run drew it (a fragment's rerun draws only the fragment)."""
+        if button is None:
+            wanted = tr(lang_of(at), label, **fields)
+            (button,) = [b for b in at.get("download_button") if b.proto.label == wanted]
         file_id = button.proto.deferred_file_id
         assert file_id, "the handout must be made on demand, not with every run"
         manager = managers[file_id]
@@ -48,6 +50,11 @@ def download(monkeypatch):
         return stored.content.decode("utf-8")
 
     return fetch
+
+
+def handout_buttons(at) -> list:
+    """The "Download this lesson" button of the view ``at`` shows (none after a fragment's rerun)."""
+    return [b for b in at.get("download_button") if b.proto.label == tr(lang_of(at), "handout.download")]
 
 
 def lang_of(at) -> str:

@@ -8,6 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.app._support import as_array
 from tests.app.test_handout import Handout
 
 from ._server import fresh_chromium
@@ -133,3 +134,28 @@ def test_the_whole_lesson_is_one_file_that_draws_every_tab_offline(
         offline.screenshot(path=str(screenshot_dir / "handout-alibi-lesson-en.png"), full_page=False)
         context.close()
     assert state["plots"] == len(doc.figures) and problems == []
+
+
+@pytest.mark.parametrize(
+    ("tab", "label", "typed"), [("extension", "rope.ctl.factor", 40), ("decay", "rope.ctl.decay_len", 3000)]
+)
+def test_a_value_typed_into_a_view_of_a_fragment_is_the_handouts(page, app_url, tmp_path, tab, label, typed):
+    """The RoPE page's views rerun alone (fragments) when one of their controls changes: the handout names the typed
+    value, its link carries it, and its figures were drawn with it."""
+    page.goto(page_url(app_url, "rope", f"tab={tab}"), wait_until="domcontentloaded")
+    settle(page, min_charts=1)
+    box = page.locator("input[type=number]").and_(page.get_by_label(catalog("en")[label], exact=True))
+    box.fill(str(typed))
+    box.press("Enter")
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('{label.rsplit('.', 1)[1]}') === '{typed}'")
+    settle(page, min_charts=1)
+    doc = Handout(download_handout(page, "en", tmp_path).read_text(encoding="utf-8"))
+    key = label.rsplit(".", 1)[1]
+    assert doc.values[key] == str(typed)
+    (link,) = doc.links
+    assert parse_qs(urlsplit(link).query)[key] == [str(typed)]
+    if key == "factor":  # Dynamic NTK's curve for the page's factor
+        assert f"factor {typed}" in [trace.get("name") for fig in doc.figures for trace in fig["data"]]
+    else:  # the bound is drawn out to the largest distance typed
+        (decay,) = [fig for fig in doc.figures if fig["layout"].get("xaxis", {}).get("type") == "log"]
+        assert max(as_array(trace["x"]).max() for trace in decay["data"]) == typed
