@@ -45,6 +45,8 @@ SCOPE = "posviz.link.scope"
 FRAME = ""
 #: Link values a posviz control of this run could not take: key -> values.
 REFUSED = "posviz.link.refused"
+#: Keys whose refused link value a control has explained itself (``explained``), this run.
+EXPLAINED = "posviz.link.explained"
 #: The methods of ``widgets.Controls``, whose first argument is the control's key.
 CONTROL_METHODS = frozenset({"numeric", "radio", "toggle"})
 #: Where the frame's controls live: their keys are settings of every page.
@@ -55,6 +57,7 @@ def remember() -> None:
     """Keep the query string as this run got it (before any control reads or rewrites it)."""
     st.session_state[ARRIVED] = {key: st.query_params.get_all(key) for key in st.query_params}
     st.session_state[REFUSED] = {}
+    st.session_state[EXPLAINED] = set()
     st.session_state[SCOPE] = FRAME
 
 
@@ -114,6 +117,12 @@ def in_use() -> dict[str, object]:
     memory = st.session_state.get(MEMORY, {})
     page = st.session_state.get(PAGE)
     return {key: value for scope in (FRAME, page) for key, (_, value) in memory.get(scope, {}).items()}
+
+
+def explained(key: str) -> None:
+    """Record that the control of ``key`` has told, in a sentence of its own, why the link's value was not used
+    (the slides' "not a slide number"): the run's notice does not name it a second time."""
+    st.session_state.setdefault(EXPLAINED, set()).add(key)
 
 
 def refuse(key: str, given: list[str]) -> None:
@@ -330,6 +339,8 @@ def ignored() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
         if value is None or not _same(given, value):
             dropped[key] = given
     dropped.update(st.session_state.get(REFUSED, {}))
+    for key in st.session_state.get(EXPLAINED, set()):
+        dropped.pop(key, None)
     return dropped, unknown
 
 
@@ -348,4 +359,6 @@ def report() -> None:
         lines.append(t("link.unknown", keys=_listed(unknown)))
     if lines:
         st.toast("\n\n".join(lines), icon=":material/link_off:", duration="long")
+    for key in unknown:  # no setting of the page: named once, then gone from the address bar
+        del st.query_params[key]
     st.session_state[LEFT] = {key: st.query_params.get_all(key) for key in st.query_params}

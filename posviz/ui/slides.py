@@ -22,7 +22,7 @@ import dataclasses
 import streamlit as st
 
 from . import lesson as lessons
-from . import present, share
+from . import link, present, share
 from .i18n import t
 
 #: The link's parameter: the slide's number in the open tab, from 1.
@@ -222,6 +222,7 @@ def finish() -> None:
     with run.body:
         if run.given is not None:
             st.warning(t("slides.unreadable", given=run.given, n=count), icon=":material/link_off:")
+            link.explained("slide")
         elif asked > count and count:
             st.warning(t("slides.missing", given=asked, n=count, shown=shown), icon=":material/link_off:")
         edge = st.session_state.pop(EDGE, None)

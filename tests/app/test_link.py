@@ -89,7 +89,25 @@ def test_unknown_keys_are_named(page):
     assert title(at) == [tr("en", f"page.{page}")]
     unknown = "method=yarn, k=5" if page == "learned" else "method=yarn"
     assert toasts(at) == notice("en", unknown=unknown)
-    assert at.query_params.get("method") == "yarn"  # named, and left where the reader put it
+    assert "method" not in at.query_params  # named once, then gone from the address bar
+    at.run()
+    assert toasts(at) == [] and "method" not in at.query_params
+
+
+def test_an_unknown_key_leaves_the_address_bar_and_the_views_values_stay():
+    at = open_page("alibi", query={"method": "foo", "heads": "12", "tab": "row"})
+    assert toasts(at) == notice("en", unknown="method=foo")
+    assert dict(at.query_params) == {"heads": "12", "tab": "row"}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_slide_that_is_no_number_gets_one_notice(lang):
+    """The slides say why ``slide=abc`` is not used and which slide is shown: the link's notice does not repeat it."""
+    at = open_page("alibi", query={"slide": "abc", "lang": lang})
+    assert_clean(at)
+    assert toasts(at) == []
+    n = 2  # the open tab's figures: the slope of each head and the bias matrix
+    assert [w.value for w in at.warning] == [tr(lang, "slides.unreadable", given="abc", n=n)]
 
 
 # ---------------------------------------------------------------------------------------- every link of a session
