@@ -35,7 +35,8 @@ Checkpoints (posviz.checkpoint: safe loading of safetensors, PyTorch, .npy and .
     load_position_embeddings(source, key=None) -> PositionTable, list_position_candidates(source) -> [Candidate],
     load_model_config(source), list_cached_models(cache_dir=None) -> [CachedModel];
     errors: CheckpointError > UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable > RopeModel,
-    BadTable, TooLarge; limits MAX_UPLOAD_BYTES, MAX_NPZ_MEMBERS
+    BadTable, TooLarge, PathNotAllowed (a path outside the app's read roots: posviz.checkpoint.read_roots);
+    limits MAX_UPLOAD_BYTES, MAX_NPZ_MEMBERS
     rope_frequency_usage(source, *, layers=None, config=None) -> FrequencyUsage: the norm of the q/k weight rows
     feeding each rotary pair of each head (Barbero et al. 2025); p_rope_dropped(inv_freq, p), p_rope_share;
     head_score_pattern(source, layer, distances) / rope_score_pattern(q, k, inv_freq, distances): the positional
@@ -80,6 +81,7 @@ from .checkpoint import (
     CheckpointError,
     CorruptFile,
     NoPositionTable,
+    PathNotAllowed,
     PositionTable,
     RopeModel,
     TooLarge,
@@ -157,6 +159,7 @@ __all__ = [
     "NoPositionTable",
     "OffsetProfile",
     "Param",
+    "PathNotAllowed",
     "PositionTable",
     "RopeModel",
     "TooLarge",

@@ -11,6 +11,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # as app.py does: OpenMP threads (t-SNE, torch) sleep while they wait instead of spinning on a busy machine
@@ -28,6 +29,20 @@ settings.register_profile("ci", deadline=None, derandomize=True, suppress_health
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 _skipped: list[str] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _read_roots(tmp_path_factory):
+    """The app reads typed paths and the model cache only inside its read roots (``POSVIZ_READ_ROOTS``): the tests'
+    model files live under this session's temporary folder (every ``tmp_path``), so that is the one root. A test of the
+    roots themselves sets the variable again with ``monkeypatch``."""
+    previous = os.environ.get("POSVIZ_READ_ROOTS")
+    os.environ["POSVIZ_READ_ROOTS"] = str(tmp_path_factory.getbasetemp())
+    yield
+    if previous is None:
+        os.environ.pop("POSVIZ_READ_ROOTS", None)
+    else:
+        os.environ["POSVIZ_READ_ROOTS"] = previous
 
 
 def pytest_runtest_logreport(report):
@@ -67,8 +82,6 @@ FAST_APP = (
 
 
 def pytest_collection_modifyitems(config, items):
-    import pytest
-
     tests = ROOT / "tests"
     for item in items:
         where = Path(str(item.fspath)).resolve().relative_to(tests).as_posix()

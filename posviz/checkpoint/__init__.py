@@ -16,6 +16,9 @@ API
     fingerprint(source) -> str: a cache key that changes with the file's contents (bytes) or size and time (paths)
     CheckpointError and its subclasses UnsupportedFormat, CorruptFile, UnsafePickle, NoPositionTable, RopeModel,
     BadTable, TooLarge; the limits MAX_UPLOAD_BYTES and MAX_NPZ_MEMBERS.
+    read_roots(address=None) -> tuple[Path, ...], allowed_path(path, roots) -> Path: the folders the app may read
+    under (POSVIZ_READ_ROOTS, else a default that depends on whether the server listens on loopback only) and the
+    check of a path against them; PathNotAllowed and ReadingNotAllowed (CheckpointErrors) when refused.
     rope_frequency_usage(source, *, layers=None, config=None) -> FrequencyUsage: the norm of the q/k rows feeding
     each rotary pair (Barbero et al. 2025); p_rope_dropped, p_rope_share; head_score_pattern / rope_score_pattern:
     the positional part of q_m . k_n a head's weights imply; errors NoAttentionProjections, UnknownFusedLayout,
@@ -46,6 +49,7 @@ from .frequency_usage import (
     rope_frequency_usage,
     rope_score_pattern,
 )
+from .roots import PathNotAllowed, ReadingNotAllowed, allowed_path, read_roots
 from .sources import CachedModel, fingerprint, hf_cache_dir, list_cached_models, load_model_config
 from .tables import (
     KNOWN_KEYS,
@@ -67,11 +71,14 @@ __all__ = [
     "CheckpointError",
     "CorruptFile",
     "NoPositionTable",
+    "PathNotAllowed",
     "PositionTable",
+    "ReadingNotAllowed",
     "RopeModel",
     "TooLarge",
     "UnsafePickle",
     "UnsupportedFormat",
+    "allowed_path",
     "fingerprint",
     "hf_cache_dir",
     "known_key",
@@ -79,6 +86,7 @@ __all__ = [
     "list_position_candidates",
     "load_model_config",
     "load_position_embeddings",
+    "read_roots",
     "rope_config",
 ]
 
