@@ -90,7 +90,7 @@ def intro(page: str) -> None:
         else:
             st.space("stretch")
         slides.switch()
-        share.button()
+        share.button(label=False)  # the icon (its tooltip says it): the introduction keeps the bar's width
         if record is not None:
             record.counter = st.empty()
 

@@ -30,6 +30,12 @@ QUERY = {"steps": str(STEPS), "enc": ENCODINGS}
 TIMEOUT = 180
 
 
+def lab_buttons(at) -> list[str]:
+    """The labels of the lab's own buttons (not the frame's: share, the whole lesson's handout)."""
+    frame = {"posviz-share", "posviz-handout-prepare"}
+    return [b.label for b in at.button if b.key not in frame]
+
+
 def config(encoding: str, steps: int = STEPS, seed: int = 0) -> lab.TrainConfig:
     return lab.TrainConfig(encoding=encoding, steps=steps, seed=seed)
 
@@ -103,7 +109,7 @@ def test_before_training_the_page_says_what_is_missing():
     at = open_page("lab", query={**QUERY, "seed": "7"})
     assert_clean(at)
     assert tr("en", "lab.missing", missing=named("en", ENCODINGS), steps=STEPS) in [i.value for i in at.info]
-    assert not figures(at) and [b.label for b in at.button] == [tr("en", "lab.start")]
+    assert not figures(at) and lab_buttons(at) == [tr("en", "lab.start")]
 
 
 def test_loss_and_accuracy_are_the_runs(trained, runs):
@@ -233,7 +239,7 @@ def test_start_shows_each_runs_place_and_progress_and_stop_ends_them():
     starting = {tr("en", key, encoding="sinusoidal") for key in ("lab.state.next", "lab.state.starting")}
     assert first in starting or re.fullmatch(pattern, first), first
     assert "Not trained yet" not in " ".join(i.value for i in at.info)  # they are queued, not missing
-    assert [b.label for b in at.button] == [tr("en", "lab.stop")]
+    assert lab_buttons(at) == [tr("en", "lab.stop")]
 
     prefix = tr("en", "lab.overall", done=0, total=3, share="@").split("@")[0]
 
@@ -248,14 +254,14 @@ def test_start_shows_each_runs_place_and_progress_and_stop_ends_them():
     (text, value), overall_text = poll(at, timed_step)  # later runs of the session, as after a reconnect
     step = int(re.fullmatch(pattern, text).group(1))
     assert 0 < step < steps and value == int(step / steps * 100)
-    assert [b.label for b in at.button] == [tr("en", "lab.stop")]
+    assert lab_buttons(at) == [tr("en", "lab.stop")]
     share = re.search(r"(\d+)% of all steps", overall_text).group(1)
     assert int(share) == round(step / (3 * steps) * 100)  # one run's steps out of all three runs'
     assert re.search(r"about (\d+ min )?\d+ s left$", overall_text)
 
     at.button(key="start-stop").click().run()
     assert_clean(at)
-    assert not bars(at) and [b.label for b in at.button] == [tr("en", "lab.start")]
+    assert not bars(at) and lab_buttons(at) == [tr("en", "lab.start")]
     assert tr("en", "lab.missing", missing=named("en", encodings), steps=steps) in [i.value for i in at.info]
     wait_for(lambda: events(config("sinusoidal", steps, 11)) == ["start", "stopped"])
     assert events(config("rope", steps, 11)) == events(config("nope", steps, 11)) == []  # dropped from the queue
@@ -272,13 +278,13 @@ def test_a_second_session_joins_the_run_and_stop_in_one_leaves_the_other_going()
     assert tr("en", "lab.joinable", button=tr("en", "lab.start")) in [c.value for c in two.caption]
     two.button(key="start").click().run()
     assert training.queue().status(rope).waiters == 2
-    assert [b.label for b in two.button] == [tr("en", "lab.stop")]
+    assert lab_buttons(two) == [tr("en", "lab.stop")]
 
     one.button(key="start-stop").click().run()
     assert_clean(one)
     status = training.queue().status(rope)
     assert status.active and status.waiters == 1  # still training, for the second session
-    assert [b.label for b in one.button] == [tr("en", "lab.start")]  # the first may join again
+    assert lab_buttons(one) == [tr("en", "lab.start")]  # the first may join again
     poll(two, figures)
     (loss, _) = figures(two)
     np.testing.assert_array_equal(as_array(loss["data"][0]["y"]), training.queue().result(rope).losses)
@@ -315,7 +321,7 @@ def test_a_worker_that_dies_is_a_sentence_on_the_page_and_the_queue_goes_on():
     (loss, _) = figures(at)
     assert [trace["name"] for trace in loss["data"]] == ["nope"]  # the next run was trained
     assert events(config("nope", 300, 14)) == ["start", "done"]
-    assert [b.label for b in at.button] == [tr("en", "lab.start")]  # to try rope again
+    assert lab_buttons(at) == [tr("en", "lab.start")]  # to try rope again
 
 
 def test_a_bad_worker_setting_is_a_sentence_on_the_page(monkeypatch):
