@@ -430,15 +430,19 @@ def button(lesson: lessons.Lesson) -> None:
     """The "Download this view" button; the file is made only when it is pressed."""
     from .i18n import t
 
+    _download(lesson, t("handout.download"), key="posviz-handout", help=t("handout.help"))
+
+
+def _download(lesson: lessons.Lesson, label: str, **kwargs) -> None:
+    """A download button of ``lesson``'s handout, made from its record only when pressed."""
     st.download_button(
-        t("handout.download"),
+        label,
         data=functools.partial(build, lesson),
         file_name=file_name(lesson),
         mime="text/html",
-        key="posviz-handout",
         icon=":material/download:",
         on_click="ignore",
-        help=t("handout.help"),
+        **kwargs,
     )
 
 
@@ -451,14 +455,10 @@ def whole_button(lesson: lessons.Lesson) -> None:
         return
     with lesson.slot.container():
         if lesson.whole:
-            st.download_button(
+            _download(
+                lesson,
                 t("handout.whole.download", n=len(lesson.tabs)),
-                data=functools.partial(build, lesson),
-                file_name=file_name(lesson),
-                mime="text/html",
                 key="posviz-handout-whole",
-                icon=":material/download:",
-                on_click="ignore",
                 type="primary",
                 help=t("handout.whole.ready"),
             )
