@@ -5,5 +5,6 @@
 # "posviz: http://127.0.0.1:PORT" once every process answers; Ctrl-C or SIGTERM stops them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PYTHON="${PYTHON:-$(command -v python || command -v python3)}"
+# The project's virtual environment (the README's first command makes it), else the Python on the PATH.
+PYTHON="${PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || command -v python || command -v python3)}"
 exec "$PYTHON" deploy/serve.py "$@"
