@@ -9,7 +9,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import streamlit as st  # noqa: E402
 
 from posviz.pages import BY_KEY, HOME  # noqa: E402
-from posviz.ui import LANGUAGES, favicon, finish_page, heap, link, menu, present, reconnect, t, widgets
+from posviz.ui import LANGUAGES, favicon, finish_page, heap, internals, link, menu, present, reconnect, t, widgets
 from posviz.ui.i18n import browser_language
 from posviz.ui.widgets import url_radio
 
@@ -34,6 +34,10 @@ with st.sidebar:
 reconnect.notice()
 
 pages = menu.pages()  # Home at the app's root and, hidden, under /home
+asked = internals.requested_page_name()
+if asked and asked not in {candidate.url_path for candidate in pages.values()}:
+    internals.forget_requested_page_name()  # Home is drawn, and the link's notice says why, in the page's language
+    link.no_page(asked)
 page = st.navigation(
     {t(f"nav.{section}"): listed for section, listed in menu.sections(pages).items()},
     expanded=True,  # every page in view, not "View 3 more"

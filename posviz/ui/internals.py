@@ -71,6 +71,23 @@ def widgets_sent() -> Iterator[list[tuple[str, Any]]]:
             ctx.enqueue = own
 
 
+def requested_page_name() -> str:
+    """The URL path the browser asked this run for (``nosuchpage`` for ``/nosuchpage``), "" for the root, for a page
+    picked by its id (the menu, ``st.page_link``) and outside a script run."""
+    ctx = _ctx()
+    return "" if ctx is None else ctx.pages_manager.intended_page_name or ""
+
+
+def forget_requested_page_name() -> None:
+    """Let ``st.navigation`` run its default page as if the root had been asked for: it says nothing of a path it
+    does not know (Streamlit would open its own "Page not found" dialog, in English whatever the page's language;
+    the caller says it instead)."""
+    ctx = _ctx()
+    if ctx is not None:
+        manager = ctx.pages_manager
+        manager.set_script_intent(manager.intended_page_script_hash or "", "")
+
+
 def leave_legacy_pages_mode() -> bool:
     """Streamlit treats a project with a ``pages/`` folder as a legacy multipage app until the main script has called
     ``st.navigation`` once: a server whose first visitor opens a page's URL runs that page alone. Leave that mode;

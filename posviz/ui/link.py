@@ -47,6 +47,8 @@ FRAME = ""
 REFUSED = "posviz.link.refused"
 #: Keys whose refused link value a control has explained itself (``explained``), this run.
 EXPLAINED = "posviz.link.explained"
+#: The path of this run's address when it names no page (``nosuchpage``): Home is drawn, and ``report`` says so.
+NO_PAGE = "posviz.link.no_page"
 #: The methods of ``widgets.Controls``, whose first argument is the control's key.
 CONTROL_METHODS = frozenset({"numeric", "radio", "toggle"})
 #: Where the frame's controls live: their keys are settings of every page.
@@ -59,6 +61,12 @@ def remember() -> None:
     st.session_state[REFUSED] = {}
     st.session_state[EXPLAINED] = set()
     st.session_state[SCOPE] = FRAME
+    st.session_state[NO_PAGE] = None
+
+
+def no_page(path: str) -> None:
+    """Record that the address names ``path``, which is no page of the app (the page drawn is Home)."""
+    st.session_state[NO_PAGE] = path
 
 
 def opened(page: str, script: str) -> None:
@@ -353,6 +361,8 @@ def report() -> None:
     as this run leaves it, so that the next run tells what arrives anew."""
     dropped, unknown = ignored()
     lines = []
+    if st.session_state.get(NO_PAGE):
+        lines.append(t("link.no_page", path=f"/{st.session_state[NO_PAGE]}"))
     if dropped:
         lines.append(t("link.ignored", values=_listed(dropped)))
     if unknown:

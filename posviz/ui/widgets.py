@@ -29,8 +29,12 @@ DRAWN = "posviz.numbers.drawn"
 #: Suffix of the key of the number box over a slider.
 EXACT = ".exact"
 #: The number boxes say "Press Enter to apply" in English over their own digits; a box applies its value on Enter
-#: and when it loses the focus alike, so the hint goes.
-STYLE = '<style>[data-testid="stNumberInput"] [data-testid="InputInstructions"] { display: none; }</style>'
+#: and when it loses the focus alike, so the hint goes. A box may be emptied (``_box``) but offers no clear button:
+#: emptying it only says which value is still used.
+STYLE = (
+    '<style>[data-testid="stNumberInput"] [data-testid="InputInstructions"],'
+    ' [data-testid="stNumberInputClearButton"] { display: none; }</style>'
+)
 
 
 def _label(param: Param, key: str) -> str:
@@ -177,7 +181,9 @@ def numeric(
         previous = link.previous(key, default)
         value = span.within(previous)  # the range may have shrunk since
         typed, moved = st.session_state.get(box), st.session_state.get(key) if with_slider else None
-        if typed is not None and not (typed == previous):  # NaN equals nothing: it is refused below
+        if box in st.session_state and typed is None:  # emptied, or letters typed (the browser sends no number)
+            message = t("number.empty", value=shown(value))
+        elif typed is not None and not (typed == previous):  # NaN equals nothing: it is refused below
             value, message = span.typed(typed, value)
         elif moved is not None and moved != previous:
             value = span.within(moved)
@@ -208,8 +214,9 @@ def numeric(
 def _box(label: str, key: str, step, disabled: bool, help: str | None) -> None:
     """A number box without limits of its own: whatever is typed reaches the server, which says what it did with
     it (Streamlit's box refuses a value out of its range in the browser, unsaid, and reads "1e3" as 1 in a box of
-    whole numbers). ``%s`` shows the value as it is: 500000, 0.02."""
-    st.number_input(label, step=float(step or 1), format="%s", key=key, help=help, disabled=disabled)
+    whole numbers). ``%s`` shows the value as it is: 500000, 0.02. ``value=None`` lets the box send "no number"
+    when it is emptied or given letters (a box that must hold a number sends 0 instead, which would read as typed)."""
+    st.number_input(label, value=None, step=float(step or 1), format="%s", key=key, help=help, disabled=disabled)
 
 
 @dataclass(frozen=True)

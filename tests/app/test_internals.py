@@ -60,3 +60,39 @@ def test_leaving_the_legacy_pages_mode():
         assert internals.leave_legacy_pages_mode() is False
     finally:
         PagesManager.uses_pages_directory = before
+
+
+def _navigation_script():
+    import streamlit as st
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    from posviz.ui import internals
+
+    ctx = get_script_run_ctx()
+    ctx.pages_manager.set_script_intent("", st.session_state.get("ask", ""))
+    st.session_state["asked"] = internals.requested_page_name()
+    if st.session_state.get("forget"):
+        internals.forget_requested_page_name()
+    sent = []
+    send = ctx.enqueue
+    ctx.enqueue = lambda msg: (sent.append(msg.WhichOneof("type")), send(msg))
+    home = st.Page(lambda: None, title="Home", url_path="home", default=True)
+    page = st.navigation([home, st.Page(lambda: None, title="Other", url_path="other")])
+    ctx.__dict__.pop("enqueue", None)
+    st.session_state["ran"] = page.title
+    st.session_state["not_found"] = "page_not_found" in sent
+
+
+def test_the_requested_page_name_is_read_and_can_be_forgotten():
+    """The name the browser asked for is what ``st.navigation`` resolves; forgotten, an unknown name runs the default
+    page without Streamlit's own "Page not found"."""
+    cases = (("nosuchpage", False, True, "Home"), ("nosuchpage", True, False, "Home"), ("other", False, False, "Other"))
+    for ask, forget, not_found, ran in cases:
+        at = AppTest.from_function(_navigation_script)
+        at.session_state["ask"], at.session_state["forget"] = ask, forget
+        at.run()
+        assert not at.exception
+        assert at.session_state["asked"] == ask and at.session_state["ran"] == ran
+        assert at.session_state["not_found"] is not_found, (ask, forget)
+    assert internals.requested_page_name() == ""
+    internals.forget_requested_page_name()  # outside a run: nothing to forget, no error

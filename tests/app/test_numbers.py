@@ -95,3 +95,21 @@ def test_the_box_over_a_slider_and_the_slider_agree():
     at.number_input(key="head_dim.exact").set_value(48).run()
     assert_clean(at)
     assert widget(at, "head_dim").value == 48 and at.query_params["head_dim"] == "48"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("key", ["n", "base.exact"])
+def test_an_emptied_box_says_it_holds_no_number_and_keeps_the_value_in_use(lang, key):
+    """Letters typed into a box reach the server as no number at all (the browser's number field holds none): the
+    message says so and which value is still used, the box shows that value again, and the link keeps it."""
+    at = open_page("sinusoidal", query={"n": "48", "d": "8", "base": "500", "lang": lang})
+    before = heatmap_z(figures(at)[0])
+    at.number_input(key=key).set_value(None).run()
+    assert_clean(at)
+    used = {"n": "48", "base.exact": "500"}[key]
+    assert messages(at) == [tr(lang, "number.empty", value=used)]
+    assert widget(at, key).value == int(used)
+    assert at.query_params["n"] == "48" and at.query_params["base"] == "500"
+    np.testing.assert_array_equal(heatmap_z(figures(at)[0]), before)
+    at.run()
+    assert messages(at) == [] and widget(at, key).value == int(used)

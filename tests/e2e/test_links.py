@@ -39,6 +39,22 @@ def test_home_by_name_opens_home(page, app_url, screenshot_dir, path, lang, pres
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_address_that_names_no_page_says_so_and_shows_home(page, app_url, screenshot_dir, lang):
+    extra = "?lang=zh" if lang == "zh" else ""
+    page.goto(f"{app_url}/nosuchpage{extra}", wait_until="domcontentloaded")
+    settle(page, min_charts=1, min_links=6)
+    assert title_of(page) == catalog(lang)["page.home"]
+    said = catalog(lang)["link.no_page"].replace("{path}", "/nosuchpage")
+    page.wait_for_function(
+        "(want) => [...document.querySelectorAll('[data-testid=stToast]')].some(t => t.innerText.includes(want))",
+        arg=said,
+        timeout=30_000,
+    )
+    assert errors_on(page) == []
+    screenshot(page, screenshot_dir / f"links-no-such-page-{lang}.png")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_bad_value_keeps_its_page_and_is_named(page, app_url, screenshot_dir, lang):
     extra = "&lang=zh" if lang == "zh" else ""
     page.goto(page_url(app_url, "sinusoidal", f"n=inf&method=rope{extra}"), wait_until="domcontentloaded")
@@ -89,6 +105,31 @@ def test_what_is_typed_into_a_number_box_is_used_or_clamped_with_a_message(page,
         assert any(c.startswith(typed) and start in c and used in c for c in captions), captions
     # the narrow box shows its digits: Streamlit's "Press Enter to apply" hint is not drawn over them
     assert page.locator('.st-key-n [data-testid="InputInstructions"]').evaluate_all(
+        "els => els.every(e => getComputedStyle(e).display === 'none')"
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_letters_typed_into_a_number_box_are_named_not_read_as_zero(page, app_url, lang):
+    """A browser's number field keeps no letters: "abc" reaches the server as no number, which is said, with the
+    value still in use, instead of being read as 0 and clamped."""
+    extra = "&lang=zh" if lang == "zh" else ""
+    page.goto(page_url(app_url, "sinusoidal", f"d=8&n=48{extra}"), wait_until="domcontentloaded")
+    settle(page, min_charts=1)
+    box = page.locator(".st-key-n input")
+    box.click()
+    box.press("Control+a")
+    page.keyboard.type("abc")
+    page.keyboard.press("Enter")
+    said = catalog(lang)["number.empty"].replace("{value}", "48")
+    page.wait_for_function(
+        "(want) => [...document.querySelectorAll('[data-testid=stCaptionContainer]')].some(c => c.innerText === want)",
+        arg=said,
+        timeout=30_000,
+    )
+    page.wait_for_function("() => document.querySelector('.st-key-n input').value === '48'", timeout=30_000)
+    assert query(page)["n"] == ["48"]
+    assert page.locator('.st-key-n [data-testid="stNumberInputClearButton"]').evaluate_all(
         "els => els.every(e => getComputedStyle(e).display === 'none')"
     )
 
