@@ -13,6 +13,7 @@ from posviz.ui import (
     cache,
     controls,
     errors_shown,
+    fragment,
     heatmap,
     intro,
     lazy_tabs,
@@ -40,7 +41,7 @@ def angle_table(n, head_dim, base):
     FIG.show("table", heatmap(table, **named, zmin=-1.0, zmax=1.0, colorbar_title="cos"), table)
 
 
-@st.fragment
+@fragment
 def animation(head_dim, base):
     st.subheader(t("rope.anim.header"))
     c1, c2 = st.columns(2)
@@ -73,7 +74,7 @@ def animation(head_dim, base):
         FIG.show("anim", fig, data)
 
 
-@st.fragment
+@fragment
 def scores(n, head_dim, base):
     st.subheader(t("rope.scores.header"))
     st.latex(
@@ -110,7 +111,7 @@ def scores(n, head_dim, base):
         FIG.show("shift", fig, {"S": plain.ravel(), "S_shifted": shifted.ravel()}, chart="shift_fig")
 
 
-@st.fragment
+@fragment
 def decay(head_dim, base):
     unused_controls(t("param.n_positions"), reason=t("rope.unused.decay"))
     st.subheader(t("rope.decay.header"))
@@ -130,7 +131,7 @@ def decay(head_dim, base):
         FIG.show("decay", fig, data)
 
 
-@st.fragment
+@fragment
 def layouts(base):
     unused_controls(t("param.n_positions"), t("param.head_dim"), reason=t("rope.unused.layouts"))
     st.subheader(t("rope.layouts.header"))
@@ -152,7 +153,7 @@ def layouts(base):
         FIG.show("check", fig, {"interleaved_then_p": a.ravel(), "p_then_half": b.ravel()})
 
 
-@st.fragment
+@fragment
 def partial(n, head_dim, base):
     st.subheader(t("rope.partial.header"))
     st.latex(
@@ -174,7 +175,7 @@ def method_labels():
     return [t(f"rope.method.{m}") for m in rope_configs.EXTENSION_METHODS]
 
 
-@st.fragment
+@fragment
 def extension(head_dim, base):
     unused_controls(t("param.n_positions"), reason=t("rope.unused.extension"))
     st.subheader(t("rope.ext.header"))
@@ -227,7 +228,7 @@ def extension(head_dim, base):
     dynamic_growth(factor, original, current)
 
 
-@st.fragment
+@fragment
 def dynamic_growth(factor: int, original: int, current: int):
     """How dynamic NTK's factor and the length read combine into the scale it applies."""
     st.subheader(t("rope.ext.dynamic.header"))
@@ -272,7 +273,7 @@ def models_hint(text: str) -> None:
         )
 
 
-@st.fragment
+@fragment
 def config_explorer():
     st.subheader(t("rope.cfg.header"))
     unused_controls(t("param.n_positions"), t("param.head_dim"), t("param.base"), reason=t("rope.unused.config"))

@@ -14,6 +14,7 @@ from posviz.ui import (
     cache,
     controls,
     errors_shown,
+    fragment,
     heatmap,
     intro,
     lazy_tabs,
@@ -132,7 +133,7 @@ def runs_controls(task: str, encodings: list[str], start_key: str, start_label: 
             )
     if any(s.active or s.state == "failed" for s in now.values()):
         polling = any(s.active for s in now.values())
-        st.fragment(queue_panel, run_every=POLL_SECONDS if polling else None)(task, encodings, polling, start_label)
+        fragment(queue_panel, run_every=POLL_SECONDS if polling else None)(task, encodings, polling, start_label)
 
 
 def training_tab() -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "Figures",
     "favicon",
     "finish_page",
+    "fragment",
     "heatmap",
     "intro",
     "lazy_tabs",
@@ -123,6 +124,24 @@ def finish_page() -> None:
     share.open_if_asked(record)
 
 
+def fragment(func=None, /, **kwargs):
+    """``st.fragment`` (``run_every=`` … as there) whose every run ends by sealing the open page's record again: a
+    fragment's rerun is no run of the frame, so without it the handout would say the values and the link of the run
+    before (``handout.refresh``). Pages mark their fragments with ``@fragment`` instead of ``@st.fragment``."""
+
+    def wrap(body):
+        @functools.wraps(body)
+        def run(*args, **kw):
+            try:
+                return body(*args, **kw)
+            finally:
+                handout.refresh()
+
+        return st.fragment(run, **kwargs)
+
+    return wrap if func is None else wrap(func)
+
+
 def chart_config(stem: str) -> dict:
     """The plotly options of every figure: no logo, and the camera button's PNG at three times the resolution."""
     return {"displaylogo": False, "toImageButtonOptions": {"scale": 3, "filename": stem}}
@@ -138,7 +157,6 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
     fig = present.for_screen(fig)  # presentation type, safe colours: a copy, never the shared figure
     stem = name or key or "posviz"
     recorded = lesson.record(fig, notice=notice, key=key, name=stem)  # for the handout and the slides
-    handout.refresh()  # a fragment's rerun ends with no run of the frame: the record says the view as it is now
     if recorded is not None and recorded.slides is not None:
         return  # a slide: drawn by ``slides.finish`` if it is the chosen one, once the open tab has run
     if recorded is not None and recorded.hidden:

@@ -400,15 +400,15 @@ def page_address(page: str) -> str:
 
 def seal(lesson: lessons.Lesson) -> None:
     """Keep the link that reopens the view and the values in use with the record, read now, in the run, where the
-    link and the controls are this view's. The frame calls it as a run ends; ``refresh`` whenever a control or a
-    figure of the page has changed, since a fragment's rerun (a view of the RoPE page) is no run of the frame."""
+    link and the controls are this view's. The frame calls it as a run ends; ``refresh`` as a fragment's run ends,
+    since a fragment's rerun (a view of the RoPE page) is no run of the frame."""
     lesson.link = link_of(page_address(lesson.page), lesson)
     lesson.values = values_in_use(lesson)
 
 
 def refresh() -> None:
-    """Seal the open page's record again (a control has left its value, or a figure has been drawn): the handout is
-    the view as it is now, whether the whole page or one fragment of it has just run."""
+    """Seal the open page's record again, as a fragment's run ends (``ui.fragment``): the handout is the view as it
+    is now, whether the whole page or one fragment of it has just run."""
     record = lessons.current()
     if record is not None:
         seal(record)

@@ -19,7 +19,7 @@ import streamlit as st
 
 from posviz.encodings.registry import Param
 
-from . import handout, link, slides
+from . import link, slides
 from .i18n import has_text, t
 from .present import presenting
 
@@ -207,7 +207,6 @@ def numeric(
     if message:
         st.caption(f":orange[{message}]")
     link.leave(key, None if value == default else plain(value), value)
-    handout.refresh()  # the handout says the value in use, after a fragment's rerun too
     return value
 
 
@@ -337,7 +336,6 @@ def _url_choice(widget, label: str, options: list, *, key: str, default, format_
     labels = {option: format_func(option) for option in options}  # in this run's language, whenever it is called
     value = widget(label, options, key=key, format_func=labels.__getitem__, **kwargs)
     link.leave(key, None if value == default else str(value), value)
-    handout.refresh()
     return value
 
 

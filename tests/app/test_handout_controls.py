@@ -145,3 +145,22 @@ def test_a_value_typed_into_a_rope_fragment_is_the_handouts(browser, download, t
     else:  # the bound is drawn at distances from 0 to the largest distance typed
         (decay,) = [fig for fig in doc.figures if fig["layout"].get("xaxis", {}).get("type") == "log"]
         assert max(as_array(trace["x"]).max() for trace in decay["data"]) == typed
+
+
+def test_every_fragment_seals_the_handout_as_it_ends():
+    """A fragment's rerun is no run of the frame, which seals the record: every fragment of the app is ``ui.fragment``
+    (which seals it as the fragment's run ends), none Streamlit's own ``st.fragment``."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    wrapper = root / "posviz/ui/__init__.py"
+    sources = [root / "app.py", *(root / "pages").glob("*.py"), *(root / "posviz").rglob("*.py")]
+    direct = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for path in sources
+        if path != wrapper
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr == "fragment" and getattr(node.value, "id", "") == "st"
+    ]
+    assert direct == []
