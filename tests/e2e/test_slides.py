@@ -3,11 +3,21 @@ step lands in the URL, the slide on screen is the one the URL names, and the sli
 
 from __future__ import annotations
 
+import functools
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from tests.app._support import figures, open_page
+
 from .test_pages import DRAWN, catalog, errors_on, page_url, screenshot, settle
+
+
+@functools.cache
+def figures_on(page: str, tab: str) -> int:
+    """How many figures the tab ``tab`` of ``page`` draws at its defaults (its slides), as the page itself draws it."""
+    return len(figures(open_page(page, query={"tab": tab})))
+
 
 PROJECTOR = {"width": 1280, "height": 720}
 SLIDE_CHART = ".st-key-posviz-slide-body [data-testid='stPlotlyChart']"
@@ -94,7 +104,7 @@ def test_the_clickers_keys_step_the_slides_and_the_url(page, app_url, screenshot
         assert_fits(state, lang)
         tab = words[f"sinusoidal.tab.{code or 'table'}"]
         assert state["bar"] == words["slides.position"].replace("**", "").format(
-            page=words["page.sinusoidal"], tab=tab, k=slide, n=2
+            page=words["page.sinusoidal"], tab=tab, k=slide, n=figures_on("sinusoidal", code or "table")
         )
         assert query_of(state["url"])["present"] == "true" and query_of(state["url"]).get("lang", "en") == lang
         if key in (None, "ArrowRight", "PageDown"):
