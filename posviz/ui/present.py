@@ -31,8 +31,10 @@ _BASE_CSS = """
   [data-testid="stTabs"] button[data-testid^="stTabsScroll"] { display: none; }
 """
 
-#: Type for the back row, and the least space above the first figure: the page starts right under the header.
+#: Type for the back row, and the least space above the first figure: the page starts under the header's controls,
+#: and the header, which is taller than that space, paints no background over the page's title.
 _PRESENT_CSS = """
+  [data-testid="stHeader"] { background: transparent; }
   [data-testid="stMain"] { font-size: 1.3rem; }
   [data-testid="stMain"] h1 { font-size: 2.3rem; padding: 0 0 0.25rem 0; }
   [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.3rem; line-height: 1.5; }

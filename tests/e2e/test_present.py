@@ -37,7 +37,20 @@ MEASURE_JS = """
     .filter(c => c.innerText.trim().startsWith(valuesPrefix));
   const valueBoxes = values.map(v => { const r = v.getBoundingClientRect();
     return {top: r.top, height: r.height, visible: v.checkVisibility()}; });
-  return {sidebarRight: side.right, sidebarWidth: side.width,
+  // what Streamlit's header paints over the page's title (its background, its buttons and icons)
+  const title = document.querySelector('[data-testid="stMain"] h1');
+  const header = document.querySelector('[data-testid="stHeader"]');
+  const overTitle = [];
+  if (title && header) {
+    const t = title.getBoundingClientRect();
+    for (const el of [header, ...header.querySelectorAll('*')]) {
+      const r = el.getBoundingClientRect(), bg = getComputedStyle(el).backgroundColor;
+      const paints = ['BUTTON', 'svg', 'IMG'].includes(el.tagName) || !['rgba(0, 0, 0, 0)', 'transparent'].includes(bg);
+      if (paints && r.width && r.height && r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top)
+        overTitle.push(`${el.tagName} ${el.getAttribute('data-testid') || ''} ${bg} ${Math.round(r.bottom - t.top)} px`);
+    }
+  }
+  return {sidebarRight: side.right, sidebarWidth: side.width, overTitle,
           firstChartTop: charts.length ? charts[0].getBoundingClientRect().top : null,
           texts, hover, tabLists, values: valueBoxes,
           selectors: document.querySelectorAll('[data-testid="stSelectbox"]').length};
@@ -60,6 +73,7 @@ def test_presentation_mode_on_a_projector(page, app_url, screenshot_dir, name, s
     assert errors_on(page) == []
 
     assert seen["sidebarRight"] <= 0 or seen["sidebarWidth"] < 5, f"the sidebar is open: {seen['sidebarWidth']} px"
+    assert seen["overTitle"] == [], "Streamlit's header covers the top of the page's title"
     assert all(t["scroll"] <= t["client"] + 1 for t in seen["tabLists"]), seen["tabLists"]
     assert seen["values"], f"no line naming the values in use on {name}"
     assert all(v["visible"] and v["height"] > 0 for v in seen["values"])
