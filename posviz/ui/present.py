@@ -25,8 +25,10 @@ CONTRAST = "contrast"
 FIGURE_FONT_SIZE = screen.FONT_SIZE
 
 #: Every tab bar wraps onto a second row rather than hiding tabs behind a scroll arrow ("Nor›"). (Streamlit draws the
-#: open tab's underline inside the tab itself, so it stays on the right row.)
+#: open tab's underline inside the tab itself, so it stays on the right row.) A table's column is never narrower than
+#: a few characters: the browser would give a short header one Chinese character a line.
 _BASE_CSS = """
+  [data-testid="stTable"] th, [data-testid="stTable"] td { min-width: 4.5em; }
   [data-testid="stTabs"] [role="tablist"] { flex-wrap: wrap; overflow-x: visible; row-gap: 0.25rem; }
   [data-testid="stTabs"] button[data-testid^="stTabsScroll"] { display: none; }
 """

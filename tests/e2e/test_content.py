@@ -122,3 +122,22 @@ def test_chinese_inspector_home_and_lab(page, app_url, screenshot_dir, tmp_path,
     assert all(not c.startswith(("看点", "请注意")) for c in captions)
     z = page.evaluate("() => document.querySelectorAll('.js-plotly-plot')[0]._fullData[0].z")
     assert np.asarray(z, dtype=float).shape == (64, 32)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_feature_table_gives_every_column_room_for_a_word(page, app_url, lang):
+    """Compare's feature table at 1280 px: no column so narrow that its header stands one character a line, and the
+    table within the main column."""
+    page.goto(page_url(app_url, "compare", f"tab=overview&lang={lang}"), wait_until="domcontentloaded")
+    settle(page, min_charts=1)
+    page.wait_for_selector('[data-testid="stTable"] table')
+    seen = page.evaluate(
+        """() => { const table = document.querySelector('[data-testid="stTable"] table');
+                   const main = document.querySelector('[data-testid="stMainBlockContainer"]').getBoundingClientRect();
+                   const cells = [...table.querySelectorAll('thead th')].map(th => {
+                     const r = th.getBoundingClientRect(), px = parseFloat(getComputedStyle(th).fontSize);
+                     return {text: th.innerText, chars: r.width / px}; });
+                   return {cells, right: table.getBoundingClientRect().right, mainRight: main.right}; }"""
+    )
+    assert all(cell["chars"] >= 4 for cell in seen["cells"] if cell["text"].strip()), seen["cells"]
+    assert seen["right"] <= seen["mainRight"] + 1
