@@ -302,6 +302,7 @@ with controls():
             key="enc",
             bind="query-params",
             help=t("lab.ctl.encodings.help"),
+            wrap=True,  # in a column the chips would stay on one row and scroll: six do not fit at 1280 px
         )
 runs = {}
 with errors_shown("lab"):

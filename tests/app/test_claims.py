@@ -56,7 +56,7 @@ def short_label(source: claims.Source, lang: str) -> str:
 def test_summary_lists_every_claim_with_its_verdict_and_sources(lang):
     at = open_page("claims", lang=lang)
     assert_clean(at)
-    frame = at.dataframe[0].value
+    frame = at.table[0].value
     assert list(frame.columns) == [
         tr(lang, "claims.col.claim"),
         tr(lang, "claims.col.verdict"),

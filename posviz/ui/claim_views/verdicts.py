@@ -17,6 +17,15 @@ CTL = widgets.Controls("claims")
 
 ICONS = {"holds": ":material/check_circle:", "wrong": ":material/cancel:", "partly": ":material/error:"}
 COLOURS = {"holds": "green", "wrong": "red", "partly": "orange"}
+#: The styles of the summary's columns (claim, verdict, sources by name, sources in full): widths that keep every
+#: column wide enough not to break a word a letter at a time, the rest for the full citations, the longest cells,
+#: in a smaller type.
+COLUMN_STYLES = (
+    {"width": "30%"},
+    {"width": "6.5em"},
+    {"width": "16%"},
+    {"width": "auto", "font-size": "0.85em"},
+)
 
 
 def at_setting(claim_id: str, param: str, *limits, key: str, **options) -> tuple:
@@ -93,7 +102,10 @@ def label(claim_id: str) -> str:
 
 
 def summary() -> None:
-    """The table of every verdict, its sources by name and, for the CSV of the table's toolbar, in full."""
+    """The table of every verdict, its sources by name and in full, and the same table as CSV.
+
+    A static table (``st.table``), not a grid: its cells wrap, so the whole of every claim and citation is on the
+    screen inside the column, where a grid's one-line rows cut them off and scroll sideways (``COLUMN_STYLES``)."""
     st.subheader(t("claims.summary"))
     codes = {claim_id: cache.check(claim_id).verdict for claim_id in claims.CLAIMS}
     table = pd.DataFrame(
@@ -104,18 +116,19 @@ def summary() -> None:
             t("claims.col.sources"): [" | ".join(citation(s, linked=False) for s in claims.sources(c)) for c in codes],
         }
     )
-    st.dataframe(
-        table,
-        hide_index=True,
-        width="stretch",
-        height=35 * (len(table) + 1) + 3,
-        column_config={
-            t("claims.col.claim"): st.column_config.TextColumn(width="large"),
-            t("claims.col.verdict"): st.column_config.TextColumn(width=130),
-            t("claims.col.source"): st.column_config.TextColumn(width="medium"),
-            t("claims.col.sources"): st.column_config.TextColumn(width="large"),
-        },
-    )
+    styled = table.style
+    for column, style in zip(table.columns, COLUMN_STYLES, strict=True):
+        styled = styled.set_properties(subset=[column], **style)
+    st.table(styled, hide_index=True)
     st.caption(t("claims.table.note"))
+    st.download_button(
+        t("download.csv"),
+        data=lambda: table.to_csv(index=False).encode("utf-8"),
+        file_name="claims-verdicts.csv",
+        mime="text/csv",
+        key="csv-claims-verdicts",
+        icon=":material/download:",
+        on_click="ignore",
+    )
     with st.expander(t("claims.sources.all"), icon=":material/menu_book:"):
         st.markdown("\n".join(f"- {citation(source)}" for source in claims.cited()))
