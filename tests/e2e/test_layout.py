@@ -113,6 +113,8 @@ def test_the_labs_encoding_chips_fit_the_main_column(page, app_url, screenshot_d
 def test_the_table_of_verdicts_fits_the_main_column(page, app_url, screenshot_dir, width, height, presenting, lang):
     open_view(page, app_url, "claims", width, height, presenting, lang)
     words = catalog(lang)
+    # the page settles before the browser has laid out the whole long page: wait for the table itself
+    page.wait_for_function(f"(title) => ({TABLE_JS})(title) !== null", arg=words["claims.summary"], timeout=30_000)
     seen = page.evaluate(TABLE_JS, words["claims.summary"])
     screenshot(page, screenshot_dir / f"layout-claims-{width}x{height}{'-present' if presenting else ''}-{lang}.png")
     assert seen is not None, f"no table under the heading {words['claims.summary']!r}"
