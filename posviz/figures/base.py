@@ -532,7 +532,9 @@ def animation_controls(
     slider_x: float = 0.17,
 ) -> go.Figure:
     """Play / Pause buttons and a slider with one step per frame (``names``), side by side at height ``y`` of the
-    plot area; ``redraw`` is needed when frames change heatmaps rather than moving points."""
+    plot area; ``redraw`` is needed when frames change heatmaps rather than moving points. The slider's current value
+    ("position m = 12") is written at its right end: at its left end it would run under the buttons, which grow with
+    their words and with presentation mode's type beyond ``slider_x``."""
     still = {"frame": {"duration": 0, "redraw": redraw}, "mode": "immediate", "transition": {"duration": 0}}
     playing = {"frame": {"duration": frame_ms, "redraw": redraw}, "fromcurrent": True, "transition": {"duration": 0}}
     fig.update_layout(
@@ -558,7 +560,7 @@ def animation_controls(
                 "len": 1.0 - slider_x,
                 "y": y,
                 "yanchor": "top",
-                "currentvalue": {"prefix": slider_prefix},
+                "currentvalue": {"prefix": slider_prefix, "xanchor": "right"},
                 "steps": [{"label": name, "method": "animate", "args": [[name], still]} for name in names],
             }
         ],
