@@ -80,12 +80,13 @@ def formula_check(series: dict[str, tuple[np.ndarray, np.ndarray]], labels: tupl
 def lines_with_marker(
     x, series: dict[str, np.ndarray], *, marker: float, marker_text: str, log_x=False, log_y=False, **titles
 ) -> go.Figure:
-    """Line chart (one line per entry of ``series``) with a dashed vertical line at x = ``marker``."""
+    """Line chart (one line per entry of ``series``) with a dashed vertical line at x = ``marker``, labelled
+    ``marker_text`` above the plot area, where the label covers no curve."""
     fig = go.Figure()
     x = np.asarray(x)
     for name, y in series.items():
         fig.add_trace(go.Scatter(x=x, y=np.asarray(y, dtype=np.float64), mode="lines", name=name))
     fig.update_xaxes(type="log" if log_x else "linear")
     fig.update_yaxes(type="log" if log_y else "linear")
-    vline(fig, float(marker), marker_text, dash="dash")
-    return style(fig, titles["title"], titles["x_title"], titles["y_title"], 380)
+    style(fig, titles["title"], titles["x_title"], titles["y_title"], 380)
+    return vline(fig, float(marker), marker_text, dash="dash", at="above")  # after style, which sets the margins

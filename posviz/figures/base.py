@@ -217,6 +217,7 @@ def heatmap(
         lo, hi = zmid - reach, zmid + reach
     meta = {"source_shape": list(source.shape), "downsampled": not exact}
     if exact:
+        hover_x, hover_y = _one_line(x_title), _one_line(y_title)
         fig = go.Figure(
             go.Heatmap(
                 z=shown.astype(np.float32),
@@ -228,7 +229,7 @@ def heatmap(
                 zmin=lo,
                 zmax=hi,
                 colorbar={"title": {"text": colorbar_title, "side": "right"}},
-                hovertemplate=f"{x_title}: %{{x}}<br>{y_title}: %{{y}}<br>%{{z:.4g}}<extra></extra>",
+                hovertemplate=f"{hover_x}: %{{x}}<br>{hover_y}: %{{y}}<br>%{{z:.4g}}<extra></extra>",
             )
         )
         meta["shape"] = list(source.shape)
@@ -264,6 +265,12 @@ def heatmap(
     fig.update_yaxes(autorange="reversed")
     fig.update_layout(meta=meta)
     return style(fig, title, x_title, y_title, height)
+
+
+def _one_line(text: str) -> str:
+    """An axis title as a hover label writes it: the lines of a title wrapped with ``<br>`` (to fit beside a short
+    plot) joined by spaces."""
+    return " ".join(part.strip() for part in text.split("<br>"))
 
 
 def lines(
@@ -532,7 +539,9 @@ def animation_controls(
     slider_x: float = 0.17,
 ) -> go.Figure:
     """Play / Pause buttons and a slider with one step per frame (``names``), side by side at height ``y`` of the
-    plot area; ``redraw`` is needed when frames change heatmaps rather than moving points."""
+    plot area; ``redraw`` is needed when frames change heatmaps rather than moving points. The slider's current value
+    ("position m = 12") is written at its right end: at its left end it would run under the buttons, which grow with
+    their words and with presentation mode's type beyond ``slider_x``."""
     still = {"frame": {"duration": 0, "redraw": redraw}, "mode": "immediate", "transition": {"duration": 0}}
     playing = {"frame": {"duration": frame_ms, "redraw": redraw}, "fromcurrent": True, "transition": {"duration": 0}}
     fig.update_layout(
@@ -558,7 +567,7 @@ def animation_controls(
                 "len": 1.0 - slider_x,
                 "y": y,
                 "yanchor": "top",
-                "currentvalue": {"prefix": slider_prefix},
+                "currentvalue": {"prefix": slider_prefix, "xanchor": "right"},
                 "steps": [{"label": name, "method": "animate", "args": [[name], still]} for name in names],
             }
         ],

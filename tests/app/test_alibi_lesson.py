@@ -218,3 +218,25 @@ def test_the_two_slope_rules_are_named_in_the_page_language(lang):
         assert f"\\text{{{tr(lang, key)}: }}" in formula
     if lang == "zh":
         assert "paper" not in formula and "article" not in formula
+
+
+def above_the_plot(annotation: dict) -> bool:
+    """An annotation placed in paper coordinates at or over the top of the plot area, growing upwards from there:
+    it covers no point of any curve."""
+    y, anchor = annotation.get("y", 0.5), annotation.get("yanchor", "auto")
+    return annotation.get("yref") == "paper" and (y > 1 or (y == 1 and anchor == "bottom"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_labels_of_marks_sit_above_the_curves(default_tabs, lang):
+    """The training length's label on the far-distance and attention-mass figures is written above the plot area,
+    not across the curves under the top of the plot, and the top margin has grown to hold it."""
+    from posviz.figures.base import MARK_ROW
+
+    labelled = 0
+    for drawn in default_tabs[lang].all_charts():
+        for annotation in drawn.fig["layout"].get("annotations", []):
+            labelled += 1
+            assert above_the_plot(annotation), f"{drawn.title}: {annotation}"
+            assert drawn.fig["layout"]["margin"]["t"] >= 70 + MARK_ROW, drawn.fig["layout"]["margin"]
+    assert labelled >= 2, "the training length is labelled on the far-distance and attention-mass figures"

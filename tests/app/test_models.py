@@ -413,3 +413,21 @@ def test_a_huge_pasted_config_is_a_sentence_and_stays_out_of_the_link():
     assert at.error[0].value.startswith(tr("en", "error.input.config", message=f"the config is {len(text):,} bytes"))
     assert "cfg" not in at.query_params
     assert any(c.value == tr("en", "models.cfg.unlinked", n="64,000") for c in at.caption)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_turns_figure_keeps_its_width_under_a_long_legend(lang):
+    """The share-of-a-turn figure names its lines with long words (pre-training and the full context, with their
+    lengths): its legend lies in rows under the plot, in the bottom margin grown to hold them, not beside the plot,
+    where it would take half of the width."""
+    from posviz.figures import base
+
+    at = open_page("models", query={"model": "llama3_1_8b", "tab": "layers"}, lang=lang)
+    assert_clean(at)
+    fig = chart(charts(at), lang, "models.layers.turns").fig
+    names = [trace["name"] for trace in fig["data"]]
+    assert len(names) > 1 and max(base._text_width(name) for name in names) > base.LONG_LEGEND, names
+    legend, margin = fig["layout"].get("legend", {}), fig["layout"]["margin"]
+    assert legend.get("orientation") == "h" and legend.get("yref") == "container" and legend.get("y") == 0.0, legend
+    assert legend.get("yanchor") == "bottom", legend
+    assert margin["b"] >= base.LEGEND_ROW * base.legend_rows(names) + 50, margin
