@@ -47,7 +47,7 @@ MEASURE_JS = """
       const r = el.getBoundingClientRect(), bg = getComputedStyle(el).backgroundColor;
       const paints = ['BUTTON', 'svg', 'IMG'].includes(el.tagName) || !['rgba(0, 0, 0, 0)', 'transparent'].includes(bg);
       if (paints && r.width && r.height && r.left < t.right && r.right > t.left && r.top < t.bottom && r.bottom > t.top)
-        overTitle.push(`${el.tagName} ${el.getAttribute('data-testid') || ''} ${bg} ${Math.round(r.bottom - t.top)} px`);
+        overTitle.push(`${el.tagName} ${el.getAttribute('data-testid') || ''} ${Math.round(r.bottom - t.top)} px`);
     }
   }
   return {sidebarRight: side.right, sidebarWidth: side.width, overTitle,
