@@ -51,13 +51,56 @@ def restyle(figure: dict, *, large: bool, safe: bool) -> dict:
     if "frames" in figure:
         out["frames"] = [walk(frame, "") for frame in figure["frames"]]
     if large:
-        layout = _large_layout(layout)
+        layout = _legend_with_room(_large_layout(layout), out["data"])
         out["data"] = [_large_trace(trace) for trace in out["data"]]
     if safe:
         layout["colorway"] = list(colours.SAFE_COLORWAY)
         out["data"] = [_safe_trace(trace, out["data"]) for trace in out["data"]]
     out["layout"] = layout
     return out
+
+
+#: One entry of a legend at presentation type (px): a row of a legend beside the plot, or under it.
+LEGEND_ENTRY = 30
+#: The width a legend under the plot fills its rows to (px): the main column of a 1280 px projector, less margins.
+LEGEND_ROW_WIDTH = 1100
+
+
+def _legend_with_room(layout: dict, data: list[dict], *, grow: bool = True) -> dict:
+    """A legend beside the plot whose entries, at presentation type, are more than the plot's height holds (plotly
+    would give it a scroll bar: eight ALiBi heads on a figure cut to the first screen's 360 px) goes under the plot
+    in rows, the bottom margin grown to hold them, and the figure by as much when ``grow``. Figures with legends of
+    their own per panel (``legend2`` …) keep them."""
+    legend = layout.get("legend", {})
+    if legend.get("orientation") == "h" or layout.get("showlegend") is False or "legend2" in layout:
+        return layout
+    names = [str(t["name"]) for t in data if t.get("name") and t.get("showlegend", True) is not False]
+    margin = layout.get("margin", {})
+    plot_height = layout["height"] - margin.get("t", 100) - margin.get("b", 80)
+    if len(names) < 2 or len(names) * LEGEND_ENTRY <= plot_height:
+        return layout
+    rows, used = 1, 0.0
+    for name in names:  # a 40 px sample of the line, and the text at about 0.6 of the type size a character
+        width = 40.0 + sum(FONT_SIZE if "\u2e80" <= c <= "\uffef" else 0.6 * FONT_SIZE for c in name)
+        if used and used + width > LEGEND_ROW_WIDTH:
+            rows, used = rows + 1, 0.0
+        used += width
+    layout["legend"] = {
+        **legend,
+        **{"orientation": "h", "x": 0.0, "xanchor": "left", "y": 0.0, "yref": "container", "yanchor": "bottom"},
+    }
+    layout["margin"] = {**margin, "b": margin.get("b", 80) + rows * LEGEND_ENTRY + 10}
+    if grow:
+        layout["height"] += rows * LEGEND_ENTRY
+    return layout
+
+
+def shorter(figure: dict, height: int) -> dict:
+    """``figure`` (a presentation-type figure dictionary, left unchanged) at most ``height`` px tall, its legend
+    under the plot when the shorter plot no longer holds it beside."""
+    layout = dict(figure.get("layout", {}))
+    layout["height"] = min(layout.get("height") or MIN_HEIGHT, height)
+    return {**figure, "layout": _legend_with_room(layout, figure.get("data", []), grow=False)}
 
 
 def _walk(value, key: str, *, large: bool, safe: bool):

@@ -162,7 +162,7 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
     if recorded is not None and recorded.hidden:
         return  # a closed tab drawn for the whole lesson's handout: recorded only
     if presenting() and recorded is not None and len(recorded.deck()) == 1:  # ``fig`` is for_screen's own copy
-        fig.layout.height = min(fig.layout.height or screen.MIN_HEIGHT, FIRST_SCREEN_HEIGHT)
+        fig = go.Figure(screen.shorter(fig.to_dict(), FIRST_SCREEN_HEIGHT), _validate=False)
     st.plotly_chart(fig, width="stretch", key=key, config=chart_config(stem))
     if notice:
         st.caption(notice)

@@ -192,3 +192,32 @@ def test_a_log_axis_keeps_its_labels_apart_at_presentation_size(low, high, axis)
     assert length / (decades / k) >= room  # the labels are at least ``room`` apart
     assert k == 1 or length / (decades / (k - 1)) < room  # and no sparser than that needs
     assert fig["layout"][axis]["dtick"] == 1  # the shared figure keeps its own ticks
+
+
+@pytest.mark.parametrize(("count", "height", "below"), [(8, 360, True), (8, 540, False), (3, 360, False)])
+def test_a_legend_too_tall_for_the_projector_goes_under_the_plot(count, height, below):
+    """At presentation type a legend entry is about 30 px: eight of them beside a figure cut to the first screen's
+    360 px would scroll, so they go under the plot, in a figure no taller; a legend that fits stays beside it."""
+    fig = figures.base.lines(
+        np.arange(10), {f"head {h}": np.arange(10) * h for h in range(count)}, title="t", x_title="x", y_title="y"
+    )
+    before = screen.restyle(fig.to_dict(), large=True, safe=False)
+    layout = screen.shorter(before, height)["layout"]
+    assert before["layout"]["legend"].get("orientation") != "h"  # the figure it was made from is left alone
+    assert layout["height"] == min(height, before["layout"]["height"])
+    assert (layout["legend"].get("orientation") == "h") is below
+    margin = layout["margin"]
+    if below:
+        assert layout["legend"]["y"] <= 0 and layout["legend"]["yanchor"] == "bottom"
+        assert margin["b"] >= before["layout"]["margin"]["b"] + screen.LEGEND_ENTRY
+        assert count * screen.LEGEND_ENTRY > height - margin["t"] - before["layout"]["margin"]["b"]
+    else:
+        assert count * screen.LEGEND_ENTRY <= layout["height"] - margin["t"] - margin["b"]
+
+
+def test_a_legend_of_many_entries_goes_under_a_projector_figure_that_grows_to_hold_it():
+    fig = figures.base.lines(
+        np.arange(10), {f"h{h}": np.arange(10) * h for h in range(20)}, title="t", x_title="x", y_title="y"
+    )
+    layout = screen.restyle(fig.to_dict(), large=True, safe=False)["layout"]
+    assert layout["legend"]["orientation"] == "h" and layout["height"] > screen.MIN_HEIGHT
