@@ -161,7 +161,8 @@ def show(fig, *, notice: str | None = None, key: str | None = None, data=None, n
         return  # a slide: drawn by ``slides.finish`` if it is the chosen one, once the open tab has run
     if recorded is not None and recorded.hidden:
         return  # a closed tab drawn for the whole lesson's handout: recorded only
-    if presenting() and recorded is not None and len(recorded.deck()) == 1:  # ``fig`` is for_screen's own copy
+    # the first figure of the view, cut to the first screen, unless it stands beside another (a pair keeps one height)
+    if presenting() and recorded is not None and len(recorded.deck()) == 1 and not internals.in_column():
         fig = go.Figure(screen.shorter(fig.to_dict(), FIRST_SCREEN_HEIGHT), _validate=False)
     st.plotly_chart(fig, width="stretch", key=key, config=chart_config(stem))
     if notice:

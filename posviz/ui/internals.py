@@ -88,6 +88,13 @@ def forget_requested_page_name() -> None:
         manager.set_script_intent(manager.intended_page_script_hash or "", "")
 
 
+def in_column() -> bool:
+    """Whether what is drawn now goes into a column of ``st.columns`` (at any depth): a figure beside another one."""
+    from streamlit.delta_generator_singletons import context_dg_stack
+
+    return any("column" in tuple(dg._active_dg._ancestor_block_types) for dg in context_dg_stack.get()[-1:])
+
+
 def leave_legacy_pages_mode() -> bool:
     """Streamlit treats a project with a ``pages/`` folder as a legacy multipage app until the main script has called
     ``st.navigation`` once: a server whose first visitor opens a page's URL runs that page alone. Leave that mode;

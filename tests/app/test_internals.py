@@ -96,3 +96,26 @@ def test_the_requested_page_name_is_read_and_can_be_forgotten():
         assert at.session_state["not_found"] is not_found, (ask, forget)
     assert internals.requested_page_name() == ""
     internals.forget_requested_page_name()  # outside a run: nothing to forget, no error
+
+
+def _column_script():
+    import streamlit as st
+
+    from posviz.ui import internals
+
+    seen = {"top": internals.in_column()}
+    left, _ = st.columns(2)
+    with left:
+        seen["column"] = internals.in_column()
+        with st.container():
+            seen["nested"] = internals.in_column()
+    with st.expander("x"):
+        seen["expander"] = internals.in_column()
+    seen["after"] = internals.in_column()
+    st.session_state["seen"] = seen
+
+
+def test_in_column_knows_a_column_at_any_depth():
+    at = AppTest.from_function(_column_script).run()
+    assert not at.exception
+    assert at.session_state["seen"] == {"top": False, "column": True, "nested": True, "expander": False, "after": False}

@@ -188,3 +188,18 @@ def test_every_figure_offers_its_data_as_csv(page):
     assert len(buttons) == len(figures(at)) > 0
     names = [b.proto.label for b in buttons]
     assert set(names) == {tr("en", "download.csv")}
+
+
+@pytest.mark.parametrize(("page", "tab"), [("pitfalls", "scale"), ("sinusoidal", "table"), ("alibi", "long")])
+def test_the_first_figure_is_cut_to_the_first_screen_unless_it_stands_beside_another(page, tab):
+    """In presentation mode the view's first figure is cut to the first screen's height, so that it shows whole
+    under the page's bar; a figure in a pair of columns (Pitfalls' correct and buggy versions) keeps the height of
+    the figure beside it."""
+    from posviz.ui import FIRST_SCREEN_HEIGHT
+
+    shown = figures(open_page(page, query={"present": "true", "tab": tab}))
+    heights = [fig["layout"]["height"] for fig in shown]
+    if page == "pitfalls":  # the pair: side by side, one height
+        assert heights[0] == heights[1] > FIRST_SCREEN_HEIGHT
+    else:
+        assert heights[0] == FIRST_SCREEN_HEIGHT < max(heights[1:])
