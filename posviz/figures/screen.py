@@ -60,6 +60,8 @@ def restyle(figure: dict, *, large: bool, safe: bool) -> dict:
     return out
 
 
+#: The least plot area a figure cut to a screen's height keeps (px), between its title and its axis and legend.
+MIN_PLOT = 240
 #: One entry of a legend at presentation type (px): a row of a legend beside the plot, or under it.
 LEGEND_ENTRY = 30
 #: The width a legend under the plot fills its rows to (px): the main column of a 1280 px projector, less margins.
@@ -97,10 +99,14 @@ def _legend_with_room(layout: dict, data: list[dict], *, grow: bool = True) -> d
 
 def shorter(figure: dict, height: int) -> dict:
     """``figure`` (a presentation-type figure dictionary, left unchanged) at most ``height`` px tall, its legend
-    under the plot when the shorter plot no longer holds it beside."""
+    under the plot when the shorter plot no longer holds it beside, and never so short that the plot area under the
+    title and over the axis and the legend is less than ``MIN_PLOT`` (a log axis's labels would pile up)."""
     layout = dict(figure.get("layout", {}))
     layout["height"] = min(layout.get("height") or MIN_HEIGHT, height)
-    return {**figure, "layout": _legend_with_room(layout, figure.get("data", []), grow=False)}
+    layout = _legend_with_room(layout, figure.get("data", []), grow=False)
+    margin = layout.get("margin", {})
+    layout["height"] = max(layout["height"], margin.get("t", 100) + margin.get("b", 80) + MIN_PLOT)
+    return {**figure, "layout": layout}
 
 
 def _walk(value, key: str, *, large: bool, safe: bool):

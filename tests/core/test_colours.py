@@ -204,9 +204,9 @@ def test_a_legend_too_tall_for_the_projector_goes_under_the_plot(count, height, 
     before = screen.restyle(fig.to_dict(), large=True, safe=False)
     layout = screen.shorter(before, height)["layout"]
     assert before["layout"]["legend"].get("orientation") != "h"  # the figure it was made from is left alone
-    assert layout["height"] == min(height, before["layout"]["height"])
-    assert (layout["legend"].get("orientation") == "h") is below
     margin = layout["margin"]
+    assert layout["height"] == max(min(height, before["layout"]["height"]), margin["t"] + margin["b"] + screen.MIN_PLOT)
+    assert (layout["legend"].get("orientation") == "h") is below
     if below:
         assert layout["legend"]["y"] <= 0 and layout["legend"]["yanchor"] == "bottom"
         assert margin["b"] >= before["layout"]["margin"]["b"] + screen.LEGEND_ENTRY
