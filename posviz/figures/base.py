@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
 from ..analysis import block_edges
+from . import screen
 
 EXACT_MAX_CELLS = 256 * 256
 MAX_SIDE = 1024
@@ -330,19 +331,12 @@ LEGEND_ROW, LEGEND_WIDTH = 22, 640
 
 def _text_width(text: str) -> float:
     """About how wide ``text`` is at 13 px, in pixels: 7 a character, 13 a Chinese one."""
-    return sum(13.0 if "\u2e80" <= c <= "\uffef" else 7.0 for c in text)
+    return screen.text_width(text, 13)
 
 
 def legend_rows(names: list[str]) -> int:
-    """How many rows a horizontal legend of ``names`` fills at ``LEGEND_WIDTH`` (each entry its text, a 40 px
-    sample of the line and a gap)."""
-    rows, used = 1, 0.0
-    for name in names:
-        width = 40.0 + _text_width(name)
-        if used and used + width > LEGEND_WIDTH:
-            rows, used = rows + 1, 0.0
-        used += width
-    return rows
+    """How many rows a horizontal legend of ``names`` fills at ``LEGEND_WIDTH`` in 13 px type."""
+    return screen.legend_rows(names, 13, LEGEND_WIDTH)
 
 
 def legend_below(fig: go.Figure, rows: int) -> go.Figure:

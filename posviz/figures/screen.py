@@ -68,44 +68,89 @@ LEGEND_ENTRY = 30
 LEGEND_ROW_WIDTH = 1100
 
 
+#: The widest a one-line title may be at presentation type (px): the main column of a 1280 px projector, less margins.
+TITLE_WIDTH = 1150
+
+
+def wrapped_title(text: str) -> str:
+    """A title too wide for a projector's figure at presentation type, broken into two lines at the space nearest its
+    middle (plotly does not wrap titles: the end would be cut off). A title that already has lines, or holds markup
+    before its end (a ``<sup>`` note), is left as it is, as is one with no space to break at."""
+    if "<" in text or text_width(text, TITLE_SIZE) <= TITLE_WIDTH:
+        return text
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    if not spaces:
+        return text
+    middle = len(text) / 2
+    at = min(spaces, key=lambda i: abs(i - middle))
+    return f"{text[:at]}<br>{text[at + 1 :]}"
+
+
+def text_width(text: str, size: float) -> float:
+    """About how wide ``text`` is in ``size`` px type, in pixels: 0.54 of the size a character, the whole size a
+    Chinese one (what the app's sans-serif fonts draw, within a few percent)."""
+    return sum(size if "\u2e80" <= c <= "\uffef" else 0.54 * size for c in text)
+
+
+def legend_rows(names: list[str], size: float, width: float) -> int:
+    """How many rows a horizontal legend of ``names`` in ``size`` px type fills at ``width`` px, as plotly lays it
+    out: one row when every entry (its text, a 40 px sample of the line and a gap) fits in it, and otherwise a grid
+    of columns as wide as the widest entry."""
+    entries = [40.0 + text_width(name, size) for name in names]
+    if sum(entries) <= width:
+        return 1
+    per_row = max(1, int(width // max(entries)))
+    return math.ceil(len(entries) / per_row)
+
+
 def _legend_with_room(layout: dict, data: list[dict], *, grow: bool = True) -> dict:
-    """A legend beside the plot whose entries, at presentation type, are more than the plot's height holds (plotly
-    would give it a scroll bar: eight ALiBi heads on a figure cut to the first screen's 360 px) goes under the plot
-    in rows, the bottom margin grown to hold them, and the figure by as much when ``grow``. Figures with legends of
-    their own per panel (``legend2`` …) keep them."""
+    """A legend at presentation type with room of its own.
+
+    One beside the plot whose entries are more than the plot's height holds (plotly would give it a scroll bar:
+    eight ALiBi heads on a figure cut to the first screen's 360 px) goes under the plot in rows; one already under
+    the plot (``base.legend_below``, sized for 13 px type) gets the rows its larger type fills. The bottom margin
+    grows to hold the rows, and the figure by as much when ``grow``. Figures with legends of their own per panel
+    (``legend2`` …) keep them."""
     legend = layout.get("legend", {})
-    if legend.get("orientation") == "h" or layout.get("showlegend") is False or "legend2" in layout:
+    if layout.get("showlegend") is False or "legend2" in layout:
         return layout
     names = [str(t["name"]) for t in data if t.get("name") and t.get("showlegend", True) is not False]
-    margin = layout.get("margin", {})
-    plot_height = layout["height"] - margin.get("t", 100) - margin.get("b", 80)
-    if len(names) < 2 or len(names) * LEGEND_ENTRY <= plot_height:
+    if len(names) < 2:
         return layout
-    rows, used = 1, 0.0
-    for name in names:  # a 40 px sample of the line, and the text at about 0.6 of the type size a character
-        width = 40.0 + sum(FONT_SIZE if "\u2e80" <= c <= "\uffef" else 0.6 * FONT_SIZE for c in name)
-        if used and used + width > LEGEND_ROW_WIDTH:
-            rows, used = rows + 1, 0.0
-        used += width
+    margin = layout.get("margin", {})
+    bottom = margin.get("b", 80)
+    if legend.get("orientation") == "h":
+        if legend.get("yref") != "container" or (legend.get("y") or 0) > 0:
+            return layout  # above the plot, or in it: where its figure put it
+        bottom -= 22 * legend_rows(names, 13, 640)  # the rows ``base.legend_below`` made room for
+    elif len(names) * LEGEND_ENTRY <= layout["height"] - margin.get("t", 100) - bottom:
+        return layout
+    rows = legend_rows(names, FONT_SIZE, LEGEND_ROW_WIDTH)
     layout["legend"] = {
         **legend,
         **{"orientation": "h", "x": 0.0, "xanchor": "left", "y": 0.0, "yref": "container", "yanchor": "bottom"},
     }
-    layout["margin"] = {**margin, "b": margin.get("b", 80) + rows * LEGEND_ENTRY + 10}
+    added = bottom + rows * LEGEND_ENTRY + 10 - margin.get("b", 80)
+    layout["margin"] = {**margin, "b": margin.get("b", 80) + added}
     if grow:
-        layout["height"] += rows * LEGEND_ENTRY
+        layout["height"] += max(added, 0)
     return layout
 
 
 def shorter(figure: dict, height: int) -> dict:
     """``figure`` (a presentation-type figure dictionary, left unchanged) at most ``height`` px tall, its legend
     under the plot when the shorter plot no longer holds it beside, and never so short that the plot area under the
-    title and over the axis and the legend is less than ``MIN_PLOT`` (a log axis's labels would pile up)."""
+    title and over the axis and the legend is less than ``MIN_PLOT`` (a log axis's labels would pile up) or than its
+    y axis's title is long."""
     layout = dict(figure.get("layout", {}))
     layout["height"] = min(layout.get("height") or MIN_HEIGHT, height)
     layout = _legend_with_room(layout, figure.get("data", []), grow=False)
     margin = layout.get("margin", {})
-    layout["height"] = max(layout["height"], margin.get("t", 100) + margin.get("b", 80) + MIN_PLOT)
+    title = (layout.get("yaxis") or {}).get("title") or {}
+    y_title = str(title.get("text") or "" if isinstance(title, dict) else title)
+    longest = max((text_width(line, FONT_SIZE) for line in y_title.split("<br>")), default=0.0)
+    plot = max(MIN_PLOT, longest + 20)  # the y axis's title, written upwards, no longer than the plot is tall
+    layout["height"] = max(layout["height"], round(margin.get("t", 100) + margin.get("b", 80) + plot))
     return {**figure, "layout": layout}
 
 
@@ -139,6 +184,7 @@ def _large_layout(layout: dict) -> dict:
     layout["font"] = {**layout.get("font", {}), "size": FONT_SIZE}
     title = layout.get("title", {})
     if isinstance(title, dict):
+        title = {**title, "text": wrapped_title(str(title.get("text") or ""))} if title.get("text") else title
         layout["title"] = {**title, "font": {**title.get("font", {}), "size": TITLE_SIZE}}
     hover = layout.get("hoverlabel", {})
     layout["hoverlabel"] = {**hover, "font": {**hover.get("font", {}), "size": FONT_SIZE}}

@@ -221,3 +221,34 @@ def test_a_legend_of_many_entries_goes_under_a_projector_figure_that_grows_to_ho
     )
     layout = screen.restyle(fig.to_dict(), large=True, safe=False)["layout"]
     assert layout["legend"]["orientation"] == "h" and layout["height"] > screen.MIN_HEIGHT
+
+
+def test_a_title_too_wide_for_the_projector_is_broken_in_two_at_a_space_near_its_middle():
+    long = "θ′ / θ of every pair against the default base 10,000 (head_dim 128): article 003's configs as read"
+    fig = figures.base.lines(np.arange(4), {"a": np.arange(4)}, title=long, x_title="x", y_title="y")
+    layout = screen.restyle(fig.to_dict(), large=True, safe=False)["layout"]
+    first, second = layout["title"]["text"].split("<br>")
+    assert f"{first} {second}" == long and abs(len(first) - len(second)) < 12
+    assert max(screen.text_width(part, screen.TITLE_SIZE) for part in (first, second)) <= screen.TITLE_WIDTH
+    assert layout["margin"]["t"] >= 110  # room for the second line
+    short = figures.base.lines(np.arange(4), {"a": np.arange(4)}, title="Short", x_title="x", y_title="y")
+    assert screen.restyle(short.to_dict(), large=True, safe=False)["layout"]["title"]["text"] == "Short"
+
+
+def test_a_legend_under_the_plot_gets_the_rows_its_presentation_type_fills():
+    names = [f"a rather long legend entry number {i}" for i in range(4)]
+    fig = figures.base.lines(np.arange(4), {n: np.arange(4) for n in names}, title="t", x_title="x", y_title="y")
+    normal = fig.to_dict()["layout"]
+    layout = screen.restyle(fig.to_dict(), large=True, safe=False)["layout"]
+    rows = screen.legend_rows(names, screen.FONT_SIZE, screen.LEGEND_ROW_WIDTH)
+    below = normal["margin"]["b"] - figures.base.LEGEND_ROW * figures.base.legend_rows(names)
+    assert layout["margin"]["b"] == below + rows * screen.LEGEND_ENTRY + 10
+    assert layout["height"] - layout["margin"]["b"] == max(normal["height"], screen.MIN_HEIGHT) - normal["margin"]["b"]
+
+
+def test_a_figure_cut_to_the_first_screen_stays_as_tall_as_its_y_axis_title_is_long():
+    y_title = "θ′ / θ of the pair (against base 10,000, the default of every model here)"
+    fig = figures.base.lines(np.arange(4), {"a": np.arange(4)}, title="t", x_title="x", y_title=y_title)
+    layout = screen.shorter(screen.restyle(fig.to_dict(), large=True, safe=False), 300)["layout"]
+    plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    assert plot >= screen.text_width(y_title, screen.FONT_SIZE) > screen.MIN_PLOT
