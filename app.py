@@ -1,4 +1,4 @@
-"""posviz: the frame of the app. Page config, the sidebar (language), and navigation over pages/."""
+"""posviz: the frame of the app. Page config, the sidebar (language), and navigation over page_scripts/."""
 
 import os
 

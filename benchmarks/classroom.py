@@ -52,9 +52,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from streamlit_client import Run, Tab  # noqa: E402
-
 from pages import app_pages  # noqa: E402
+from streamlit_client import Run, Tab  # noqa: E402
 
 #: Targets, on a 2-core machine that is otherwise idle.
 TARGETS = {

@@ -28,19 +28,19 @@ SECTIONS = ("lessons", "tools", "check")
 HOME = "home"
 
 PAGES: tuple[Page, ...] = (
-    Page("home", "pages/1_home.py", ":material/home:", "lessons"),
-    Page("sinusoidal", "pages/2_sinusoidal.py", ":material/waves:", "lessons"),
-    Page("learned", "pages/3_learned.py", ":material/school:", "lessons"),
-    Page("rope", "pages/4_rope.py", ":material/rotate_right:", "lessons"),
-    Page("alibi", "pages/5_alibi.py", ":material/trending_down:", "lessons"),
-    Page("relative", "pages/6_relative.py", ":material/compare_arrows:", "lessons"),
-    Page("xlnet", "pages/7_xlnet.py", ":material/shuffle:", "lessons"),
-    Page("compare", "pages/10_compare.py", ":material/balance:", "lessons"),
-    Page("inspect", "pages/8_inspect.py", ":material/search:", "tools"),
-    Page("lab", "pages/9_lab.py", ":material/model_training:", "tools"),
-    Page("models", "pages/13_models.py", ":material/layers:", "tools"),
-    Page("pitfalls", "pages/11_pitfalls.py", ":material/bug_report:", "check"),
-    Page("claims", "pages/12_claims.py", ":material/fact_check:", "check"),
+    Page("home", "page_scripts/1_home.py", ":material/home:", "lessons"),
+    Page("sinusoidal", "page_scripts/2_sinusoidal.py", ":material/waves:", "lessons"),
+    Page("learned", "page_scripts/3_learned.py", ":material/school:", "lessons"),
+    Page("rope", "page_scripts/4_rope.py", ":material/rotate_right:", "lessons"),
+    Page("alibi", "page_scripts/5_alibi.py", ":material/trending_down:", "lessons"),
+    Page("relative", "page_scripts/6_relative.py", ":material/compare_arrows:", "lessons"),
+    Page("xlnet", "page_scripts/7_xlnet.py", ":material/shuffle:", "lessons"),
+    Page("compare", "page_scripts/10_compare.py", ":material/balance:", "lessons"),
+    Page("inspect", "page_scripts/8_inspect.py", ":material/search:", "tools"),
+    Page("lab", "page_scripts/9_lab.py", ":material/model_training:", "tools"),
+    Page("models", "page_scripts/13_models.py", ":material/layers:", "tools"),
+    Page("pitfalls", "page_scripts/11_pitfalls.py", ":material/bug_report:", "check"),
+    Page("claims", "page_scripts/12_claims.py", ":material/fact_check:", "check"),
 )
 BY_KEY = {page.key: page for page in PAGES}
 

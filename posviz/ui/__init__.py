@@ -55,21 +55,9 @@ def favicon() -> str:
 SIMILARITY_POSITIONS = 1024
 
 
-def _through_app_frame() -> None:
-    """Make sure the page runs inside app.py's navigation.
-
-    Streamlit treats a project with a ``pages/`` folder as a legacy multipage app until the main script has
-    called ``st.navigation`` once; a server whose first visitor opens a page's URL directly would run that page
-    alone, without the frame (no language switch, wrong menu). Leave that mode and rerun through app.py.
-    """
-    if internals.leave_legacy_pages_mode():
-        st.rerun()
-
-
 def intro(page: str) -> None:
     """The page's title and its teaching text (``assets/texts/<page>.<lang>.md``); in presentation mode only the
     text's first sentence, with the rest one click away, so the first figure shows on the first screen."""
-    _through_app_frame()
     st.title(t(f"page.{page}"))
     lesson_tools(page)
     text = teaching_text(page)

@@ -1,7 +1,7 @@
 """Every use of Streamlit's private internals, in one place, each where no public API does the job.
 
-Streamlit's public API has no session id, no list of the widgets a run has drawn, and no way out of the legacy
-``pages/`` mode before ``st.navigation`` has run once. The few things the app needs of those are read here, through
+Streamlit's public API has no session id, no list of the widgets a run has drawn, and no way to read or forget the
+page path the browser asked for. The few things the app needs of those are read here, through
 functions with plain signatures; ``tests/app/test_internals.py`` checks each against the installed Streamlit, so
 that a release which moves one fails those tests by name instead of breaking a page quietly.
 """
@@ -12,7 +12,6 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
 #: The widget elements ``widgets_sent`` collects (the element's field name in Streamlit's protocol).
@@ -93,13 +92,3 @@ def in_column() -> bool:
     from streamlit.delta_generator_singletons import context_dg_stack
 
     return any("column" in tuple(dg._active_dg._ancestor_block_types) for dg in context_dg_stack.get()[-1:])
-
-
-def leave_legacy_pages_mode() -> bool:
-    """Streamlit treats a project with a ``pages/`` folder as a legacy multipage app until the main script has called
-    ``st.navigation`` once: a server whose first visitor opens a page's URL runs that page alone. Leave that mode;
-    True when it was on (the caller reruns through the main script)."""
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        return True
-    return False

@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:  # posviz importable from scripts AppTest runs (fr
 
 @pytest.fixture(scope="session", autouse=True)
 def _repo_root():
-    """Run from the repository root: app.py opens ``assets/...`` and ``pages/...`` relative to it."""
+    """Run from the repository root: app.py opens ``assets/...`` and ``page_scripts/...`` relative to it."""
     previous = os.getcwd()
     os.chdir(ROOT)
     # Streamlit logs "missing ScriptRunContext" for every cached call made outside a script run; keep the

@@ -1,6 +1,6 @@
 """Fuzzing the checkpoint inspector's uploader: random bytes, and small model files made on the fly then damaged
 (cut at a random offset, bytes overwritten, the safetensors header length changed, a wrong file extension),
-uploaded through the real ``st.file_uploader`` of pages/8_inspect.py.
+uploaded through the real ``st.file_uploader`` of page_scripts/8_inspect.py.
 
 The oracle is the core loader run on the same bytes: when it refuses the file, the page shows its sentence as an
 ``st.error`` and no chart; when it loads a table, the page shows that table (the first heatmap of the table tab,

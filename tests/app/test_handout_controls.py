@@ -155,7 +155,7 @@ def test_every_fragment_seals_the_handout_as_it_ends():
 
     root = Path(__file__).resolve().parents[2]
     wrapper = root / "posviz/ui/__init__.py"
-    sources = [root / "app.py", *(root / "pages").glob("*.py"), *(root / "posviz").rglob("*.py")]
+    sources = [root / "app.py", *(root / "page_scripts").glob("*.py"), *(root / "posviz").rglob("*.py")]
     direct = [
         f"{path.relative_to(root)}:{node.lineno}"
         for path in sources

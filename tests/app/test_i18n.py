@@ -1,7 +1,7 @@
 """The string catalogs and teaching texts are complete: every key the app can ask for exists, non-empty, in every
 language, with the same ``{fields}``; every page has its teaching text in every language.
 
-Keys are collected from the sources (``t("literal")`` calls in app.py, pages/*.py and posviz/ui/ with its view
+Keys are collected from the sources (``t("literal")`` calls in app.py, page_scripts/*.py and posviz/ui/ with its view
 packages, read with ``ast`` so conditional keys count too; the keys a call names through ``Figures(page).show(key)``,
 ``Controls(page).numeric(key)`` or ``labels(title, x, y)``, as those helpers build them) and from the registry (keys
 built with f-strings).
@@ -22,7 +22,7 @@ from posviz.ui.i18n import LANGUAGES
 
 from ._support import I18N, PAGE_NAMES, ROOT, TEXTS, catalog
 
-SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "posviz" / "ui").rglob("*.py")])
+SOURCES = sorted([ROOT / "app.py", *(ROOT / "page_scripts").glob("*.py"), *(ROOT / "posviz" / "ui").rglob("*.py")])
 CATALOG_LANGS = sorted(p.name for p in I18N.iterdir() if p.is_dir())
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -283,7 +283,7 @@ def dynamic_keys() -> list[str]:
         for param in fam.params:
             keys += [f"param.{param.name}", f"help.{param.name}"]
             keys += [f"option.{o}" for o in param.options if isinstance(o, str)]
-    # pages/3_learned.py: the notices follow the chosen init
+    # page_scripts/3_learned.py: the notices follow the chosen init
     for init in posviz.family("learned").param("init").options:
         keys += [f"learned.table.notice.{init}", f"learned.similarity.notice.{init}"]
     return list(dict.fromkeys(keys))

@@ -49,19 +49,6 @@ def test_outside_a_run_there_is_nothing_to_read():
     assert drawn == []
 
 
-def test_leaving_the_legacy_pages_mode():
-    from streamlit.runtime.pages_manager import PagesManager
-
-    before = PagesManager.uses_pages_directory
-    try:
-        PagesManager.uses_pages_directory = True
-        assert internals.leave_legacy_pages_mode() is True
-        assert PagesManager.uses_pages_directory is False
-        assert internals.leave_legacy_pages_mode() is False
-    finally:
-        PagesManager.uses_pages_directory = before
-
-
 def _navigation_script():
     import streamlit as st
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx

@@ -24,7 +24,7 @@ def tree(tmp_path, monkeypatch):
     )
     (views / "shared.py").write_text("def pick():\n    CTL.numeric('deep', 1, 2, 1)\n")
     (views / "other.py").write_text("st.radio('b', [1], key='not_imported')\n")
-    pages = tmp_path / "pages"
+    pages = tmp_path / "page_scripts"
     pages.mkdir()
     (pages / "1_a.py").write_text("from posviz.ui.lesson_views import tables\n")
     (pages / "2_b.py").write_text("import streamlit as st\n")
@@ -38,13 +38,13 @@ def tree(tmp_path, monkeypatch):
 
 
 def test_the_keys_of_the_views_a_page_imports_are_its_settings(tree):
-    assert link.is_known("in_tables", "pages/1_a.py")
-    assert link.is_known("deep", "pages/1_a.py")  # through the views' own import
-    assert link.is_known("framed", "pages/1_a.py")  # the frame's, as before
+    assert link.is_known("in_tables", "page_scripts/1_a.py")
+    assert link.is_known("deep", "page_scripts/1_a.py")  # through the views' own import
+    assert link.is_known("framed", "page_scripts/1_a.py")  # the frame's, as before
 
 
 def test_the_keys_of_views_a_page_does_not_import_are_not_its_settings(tree):
-    assert not link.is_known("not_imported", "pages/1_a.py")
-    assert not link.is_known("in_tables", "pages/2_b.py")
-    assert not link.is_known("deep", "pages/2_b.py")
-    assert link.is_known("framed", "pages/2_b.py")
+    assert not link.is_known("not_imported", "page_scripts/1_a.py")
+    assert not link.is_known("in_tables", "page_scripts/2_b.py")
+    assert not link.is_known("deep", "page_scripts/2_b.py")
+    assert link.is_known("framed", "page_scripts/2_b.py")

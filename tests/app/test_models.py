@@ -368,7 +368,7 @@ def test_home_and_compare_list_the_models_page():
     assert any(p.proto.label == tr("en", "page.models") for p in home.get("page_link"))
     compare = open_page("compare", query={"tab": "overview"})
     assert any(p.proto.label == tr("en", "compare.models.link") for p in compare.get("page_link"))
-    assert script("models") == "pages/13_models.py"
+    assert script("models") == "page_scripts/13_models.py"
 
 
 def test_a_model_folder_and_the_local_cache_are_read_like_the_inspector(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "posviz").rglob("*.py"))]
+SOURCES = [ROOT / "app.py", *sorted((ROOT / "page_scripts").glob("*.py")), *sorted((ROOT / "posviz").rglob("*.py"))]
 
 
 def imported_modules() -> dict[str, str]:

@@ -23,9 +23,11 @@ def catalog(lang: str) -> dict[str, str]:
 
 def test_the_table_is_every_page_script_once():
     files = [page.file for page in PAGES]
-    assert sorted(files) == sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
+    assert sorted(files) == sorted(str(p.relative_to(ROOT)) for p in (ROOT / "page_scripts").glob("*.py"))
     assert len({page.key for page in PAGES}) == len(PAGES)
     assert PAGES[0].key == HOME and PAGES[0].url_path == "" and all(p.url_path == p.key for p in PAGES[1:])
+    # a folder named pages/ beside app.py would put Streamlit in its legacy multipage mode until navigation runs
+    assert not (ROOT / "pages").exists()
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -256,6 +256,28 @@ def test_first_visit_straight_to_a_page_keeps_the_app_frame(browser):
             tab.close()
 
 
+def test_first_visit_to_an_address_that_names_no_page_is_said_in_the_pages_language(browser):
+    """A fresh server whose first visitor opens ``/nosuchpage``: Home, with posviz's notice in Chinese, and no
+    Streamlit dialog of its own (which it opens, in English, in its legacy mode for a ``pages/`` folder)."""
+    with streamlit_server() as url:
+        tab = browser.new_page()
+        try:
+            tab.goto(f"{url}/nosuchpage?lang=zh", wait_until="domcontentloaded")
+            settle(tab, min_links=6)
+            assert title_of(tab) == catalog("zh")["page.home"]
+            said = catalog("zh")["link.no_page"].replace("{path}", "/nosuchpage")
+            tab.wait_for_function(
+                "(want) => [...document.querySelectorAll('[data-testid=stToast]')]"
+                ".some(t => t.innerText.includes(want))",
+                arg=said,
+                timeout=30_000,
+            )
+            assert tab.get_by_text("Page not found").count() == 0
+            assert errors_on(tab) == []
+        finally:
+            tab.close()
+
+
 def test_inspector_upload_draws_the_table(page, app_url, screenshot_dir, tmp_path):
     """A safetensors file set on the uploader (as a drag and drop would) is read and its table drawn."""
     import numpy as np

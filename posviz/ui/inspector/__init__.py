@@ -1,4 +1,4 @@
-"""The checkpoint inspector's views (pages/8_inspect.py): the page picks a model and a tab, these draw.
+"""The checkpoint inspector's views (page_scripts/8_inspect.py): the page picks a model and a tab, these draw.
 
 ``source``: the source controls, loading a table, its summary and the links to the other pages; ``tables``: the
 tabs about the loaded table (the table, similarity, projection, spectrum, probe, beside the sinusoidal table) and a
