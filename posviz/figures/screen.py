@@ -64,6 +64,8 @@ def restyle(figure: dict, *, large: bool, safe: bool) -> dict:
 MIN_PLOT = 240
 #: One entry of a legend at presentation type (px): a row of a legend beside the plot, or under it.
 LEGEND_ENTRY = 30
+#: The room under the plot for the x axis's tick labels and title at presentation type (px), above a legend there.
+X_AXIS_ROOM = 100
 #: The width a legend under the plot fills its rows to (px): the main column of a 1280 px projector, less margins.
 LEGEND_ROW_WIDTH = 1100
 
@@ -108,9 +110,9 @@ def _legend_with_room(layout: dict, data: list[dict], *, grow: bool = True) -> d
 
     One beside the plot whose entries are more than the plot's height holds (plotly would give it a scroll bar:
     eight ALiBi heads on a figure cut to the first screen's 360 px) goes under the plot in rows; one already under
-    the plot (``base.legend_below``, sized for 13 px type) gets the rows its larger type fills. The bottom margin
-    grows to hold the rows, and the figure by as much when ``grow``. Figures with legends of their own per panel
-    (``legend2`` …) keep them."""
+    the plot (sized by its figure for 13 px type) gets the rows its larger type fills, under the x axis's room. The
+    bottom margin grows to hold the rows, and the figure by as much when ``grow``. Figures with legends of their own
+    per panel (``legend2`` …) keep them."""
     legend = layout.get("legend", {})
     if layout.get("showlegend") is False or "legend2" in layout:
         return layout
@@ -119,21 +121,22 @@ def _legend_with_room(layout: dict, data: list[dict], *, grow: bool = True) -> d
         return layout
     margin = layout.get("margin", {})
     bottom = margin.get("b", 80)
+    rows = legend_rows(names, FONT_SIZE, LEGEND_ROW_WIDTH) * LEGEND_ENTRY + 10  # the legend's rows, in px
     if legend.get("orientation") == "h":
         if legend.get("yref") != "container" or (legend.get("y") or 0) > 0:
             return layout  # above the plot, or in it: where its figure put it
-        bottom -= 22 * legend_rows(names, 13, 640)  # the rows ``base.legend_below`` made room for
+        wanted = max(bottom, X_AXIS_ROOM + rows)  # under the x axis, whatever room its figure made for smaller type
     elif len(names) * LEGEND_ENTRY <= layout["height"] - margin.get("t", 100) - bottom:
         return layout
-    rows = legend_rows(names, FONT_SIZE, LEGEND_ROW_WIDTH)
+    else:
+        wanted = bottom + rows
     layout["legend"] = {
         **legend,
         **{"orientation": "h", "x": 0.0, "xanchor": "left", "y": 0.0, "yref": "container", "yanchor": "bottom"},
     }
-    added = bottom + rows * LEGEND_ENTRY + 10 - margin.get("b", 80)
-    layout["margin"] = {**margin, "b": margin.get("b", 80) + added}
+    layout["margin"] = {**margin, "b": wanted}
     if grow:
-        layout["height"] += max(added, 0)
+        layout["height"] += wanted - bottom
     return layout
 
 
@@ -146,8 +149,8 @@ def shorter(figure: dict, height: int) -> dict:
     layout["height"] = min(layout.get("height") or MIN_HEIGHT, height)
     layout = _legend_with_room(layout, figure.get("data", []), grow=False)
     margin = layout.get("margin", {})
-    title = (layout.get("yaxis") or {}).get("title") or {}
-    y_title = str(title.get("text") or "" if isinstance(title, dict) else title)
+    title = (layout.get("yaxis") or {}).get("title") or ""
+    y_title = str((title.get("text") or "") if isinstance(title, dict) else title)
     longest = max((text_width(line, FONT_SIZE) for line in y_title.split("<br>")), default=0.0)
     plot = max(MIN_PLOT, longest + 20)  # the y axis's title, written upwards, no longer than the plot is tall
     layout["height"] = max(layout["height"], round(margin.get("t", 100) + margin.get("b", 80) + plot))

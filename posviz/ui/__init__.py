@@ -113,9 +113,10 @@ def finish_page() -> None:
 
 
 def fragment(func=None, /, **kwargs):
-    """``st.fragment`` (``run_every=`` … as there) whose every run ends by sealing the open page's record again: a
+    """``st.fragment`` (``run_every=`` … as there) whose rerun ends by sealing the open page's record again: a
     fragment's rerun is no run of the frame, so without it the handout would say the values and the link of the run
-    before (``handout.refresh``). Pages mark their fragments with ``@fragment`` instead of ``@st.fragment``."""
+    before (``handout.refresh``); in a whole run the frame seals the record once, at its end. Pages mark their
+    fragments with ``@fragment`` instead of ``@st.fragment``."""
 
     def wrap(body):
         @functools.wraps(body)
@@ -123,7 +124,8 @@ def fragment(func=None, /, **kwargs):
             try:
                 return body(*args, **kw)
             finally:
-                handout.refresh()
+                if internals.in_fragment_rerun():
+                    handout.refresh()
 
         return st.fragment(run, **kwargs)
 

@@ -91,4 +91,12 @@ def in_column() -> bool:
     """Whether what is drawn now goes into a column of ``st.columns`` (at any depth): a figure beside another one."""
     from streamlit.delta_generator_singletons import context_dg_stack
 
-    return any("column" in tuple(dg._active_dg._ancestor_block_types) for dg in context_dg_stack.get()[-1:])
+    innermost = context_dg_stack.get()[-1]._active_dg
+    return "column" in tuple(innermost._ancestor_block_types)
+
+
+def in_fragment_rerun() -> bool:
+    """Whether this run reruns fragments only (a widget inside one changed, or its ``run_every`` came), not the
+    whole script; False outside a script run."""
+    ctx = _ctx()
+    return ctx is not None and bool(ctx.fragment_ids_this_run)

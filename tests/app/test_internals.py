@@ -106,3 +106,45 @@ def test_in_column_knows_a_column_at_any_depth():
     at = AppTest.from_function(_column_script).run()
     assert not at.exception
     assert at.session_state["seen"] == {"top": False, "column": True, "nested": True, "expander": False, "after": False}
+
+
+def _fragment_script():
+    import streamlit as st
+
+    from posviz.ui import internals
+
+    st.session_state.setdefault("runs", [])
+
+    @st.fragment
+    def part():
+        st.button("again", key="again")
+        st.session_state["runs"].append(("fragment", internals.in_fragment_rerun()))
+
+    st.session_state["runs"].append(("script", internals.in_fragment_rerun()))
+    part()
+
+
+def test_a_fragment_rerun_is_told_from_a_whole_run(monkeypatch):
+    """A whole run, and the fragment called in it, are no fragment rerun; the fragment rerun alone (as a browser asks
+    for when a widget inside it changes) is."""
+    import functools
+
+    import streamlit.testing.v1.local_script_runner as local_runner
+    from streamlit.runtime.scriptrunner import RerunData
+
+    fragments: set[str] = set()
+    real = local_runner.LocalScriptRunner.run
+
+    def run(runner, *args, **kwargs):
+        tree = real(runner, *args, **kwargs)
+        fragments.update(m.delta.fragment_id for m in runner.forward_msgs() if m.WhichOneof("type") == "delta")
+        return tree
+
+    monkeypatch.setattr(local_runner.LocalScriptRunner, "run", run)
+    at = AppTest.from_function(_fragment_script).run()
+    assert at.session_state["runs"] == [("script", False), ("fragment", False)]
+    (fragment,) = fragments - {""}
+    monkeypatch.setattr(local_runner, "RerunData", functools.partial(RerunData, fragment_id_queue=[fragment]))
+    at.button(key="again").click().run()
+    assert at.session_state["runs"][2:] == [("fragment", True)]
+    assert internals.in_fragment_rerun() is False  # outside a run

@@ -50,7 +50,22 @@ MEASURE_JS = """
         overTitle.push(`${el.tagName} ${el.getAttribute('data-testid') || ''} ${Math.round(r.bottom - t.top)} px`);
     }
   }
-  return {sidebarRight: side.right, sidebarWidth: side.width, overTitle,
+  // each legend's box against its chart's plot area and its chart's box
+  const legends = [];
+  document.querySelectorAll('.js-plotly-plot').forEach((g, index) => {
+    const svg = g.querySelector('svg.main-svg').getBoundingClientRect();
+    const plots = [...g.querySelectorAll('.draglayer .nsewdrag, .xtick text, .g-xtitle text')]
+      .map(e => e.getBoundingClientRect()).filter(b => b.width);  // the plot areas and the x axes' texts
+    g.querySelectorAll('g.legend').forEach(legend => {
+      const r = legend.getBoundingClientRect();
+      if (!r.width) return;
+      const over = plots.some(p => r.left < p.right - 1 && r.right > p.left + 1 && r.top < p.bottom - 1
+        && r.bottom > p.top + 1);
+      legends.push({chart: index, over, below: r.bottom > svg.bottom + 1, scrolls: !!legend.querySelector('.scrollbar')
+        && legend.querySelector('.scrollbar').getBoundingClientRect().height > 0});
+    });
+  });
+  return {sidebarRight: side.right, sidebarWidth: side.width, overTitle, legends,
           firstChartTop: charts.length ? charts[0].getBoundingClientRect().top : null,
           texts, hover, tabLists, values: valueBoxes,
           selectors: document.querySelectorAll('[data-testid="stSelectbox"]').length};
@@ -74,6 +89,8 @@ def test_presentation_mode_on_a_projector(page, app_url, screenshot_dir, name, s
 
     assert seen["sidebarRight"] <= 0 or seen["sidebarWidth"] < 5, f"the sidebar is open: {seen['sidebarWidth']} px"
     assert seen["overTitle"] == [], "Streamlit's header covers the top of the page's title"
+    bad = [leg for leg in seen["legends"] if leg["over"] or leg["below"] or leg["scrolls"]]
+    assert bad == [], f"legends on the plot or its x axis, past the figure's bottom or scrolling: {bad}"
     assert all(t["scroll"] <= t["client"] + 1 for t in seen["tabLists"]), seen["tabLists"]
     assert seen["values"], f"no line naming the values in use on {name}"
     assert all(v["visible"] and v["height"] > 0 for v in seen["values"])
@@ -125,3 +142,20 @@ def test_a_long_row_of_tabs_wraps_instead_of_hiding_tabs(page, app_url, screensh
     page.wait_for_function("() => new URL(location.href).searchParams.has('tab')", timeout=30_000)
     settle(page, min_charts=1)
     screenshot(page, screenshot_dir / f"tabs-{name}-1280x720-en.png")
+
+
+#: Views whose figures a lecturer found with legends on their curves or scrolling at 1280 x 720: eight ALiBi heads,
+#: the Models page's wavelengths under a long legend, Myth or fact's long names over a log axis.
+CROWDED = [("alibi", "tab=long"), ("models", "tab=layers"), ("claims", "tab=snippets")]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("name", "query"), CROWDED, ids=[name for name, _ in CROWDED])
+def test_a_legend_keeps_off_its_plot_on_a_projector(page, app_url, name, query, lang):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(page_url(app_url, name, f"present=true&{query}&lang={lang}"), wait_until="domcontentloaded")
+    settle(page, min_charts=1)
+    seen = page.evaluate(MEASURE_JS, catalog(lang)["present.values"].split("{values}")[0])
+    assert seen["legends"], "no legend measured"
+    bad = [leg for leg in seen["legends"] if leg["over"] or leg["below"] or leg["scrolls"]]
+    assert bad == [], f"legends on the plot or its x axis, past the figure's bottom or scrolling: {bad}"
