@@ -255,3 +255,13 @@ def test_a_figure_cut_to_the_first_screen_stays_as_tall_as_its_y_axis_title_is_l
     layout = screen.shorter(screen.restyle(fig.to_dict(), large=True, safe=False), 300)["layout"]
     plot = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
     assert plot >= screen.text_width(y_title, screen.FONT_SIZE) > screen.MIN_PLOT
+
+
+def test_a_log_axis_without_a_step_of_its_own_is_labelled_at_two_and_five_on_a_projector():
+    from posviz.figures import claims
+
+    fig = claims.series({"a": (np.arange(64), 0.9 ** np.arange(64))}, title="t", x_title="x", y_title="y", log_y=True)
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.dtick is None  # plotly labels every digit
+    layout = screen.restyle(fig.to_dict(), large=True, safe=False)["layout"]
+    assert layout["yaxis"]["dtick"] == "D2"
+    assert "dtick" not in fig.to_dict()["layout"]["yaxis"]  # the shared figure keeps its own
