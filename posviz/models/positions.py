@@ -241,6 +241,7 @@ class ModelPositions:
     max_position_embeddings: int | None
     original_max_position_embeddings: int | None
     ignored: tuple[tuple[str, str], ...]
+    rules: tuple[str, ...] = ()
 
     @property
     def num_layers(self) -> int:
@@ -289,6 +290,12 @@ class _Config:
             if self.raw.get(name) is not None:
                 return self.raw[name]
         return default
+
+    def kept(self, key: str, default=None):
+        """``key`` as the config class keeps it: an explicit ``null`` stays None (a window of None is full
+        attention), only an absent key takes the class default."""
+        self.read.add(key)
+        return self.raw[key] if key in self.raw else default
 
     def ignore(self, key: str, reason: str) -> None:
         if key in self.raw and (key, reason) not in self.ignored:
@@ -600,13 +607,13 @@ def _simple(spec: _Simple) -> Callable[[_Config], list[LayerPositions]]:
         types_ = ["full_attention"] * n_layers
         window = None
         if spec.sliding == "all":
-            window = _optional_whole("sliding_window", c.get("sliding_window", spec.default_sliding_window))
+            window = _optional_whole("sliding_window", c.kept("sliding_window", spec.default_sliding_window))
             types_ = ["sliding_attention" if window is not None else "full_attention"] * n_layers
             c.ignore("layer_types", "unread")
             c.read.add("layer_types")
         elif spec.sliding == "qwen":
             use = flag("use_sliding_window", c.get("use_sliding_window", False))
-            window = _optional_whole("sliding_window", c.get("sliding_window", spec.default_sliding_window))
+            window = _optional_whole("sliding_window", c.kept("sliding_window", spec.default_sliding_window))
             if not use:
                 if window is not None:
                     c.ignore("sliding_window", "overridden")
@@ -617,7 +624,7 @@ def _simple(spec: _Simple) -> Callable[[_Config], list[LayerPositions]]:
             ]
             types_ = _layer_types(c, n_layers, default)
         elif spec.sliding == "layer_types":
-            window = _optional_whole("sliding_window", c.get("sliding_window", spec.default_sliding_window))
+            window = _optional_whole("sliding_window", c.kept("sliding_window", spec.default_sliding_window))
             types_ = _layer_types(c, n_layers, types_)
         return [
             maker.layer(i, layer_type=t, **dict(zip(("attention", "window"), _attention(t, window), strict=True)))
@@ -647,7 +654,7 @@ def _llama4_text(c: _Config) -> list[LayerPositions]:
     interval = whole("no_rope_layer_interval", c.get("no_rope_layer_interval", 4))
     default = [int((i + 1) % interval != 0) for i in range(n_layers)]
     use_rope = _flags(c, "no_rope_layers", n_layers, default)
-    chunk = _optional_whole("attention_chunk_size", c.get("attention_chunk_size", 8192))
+    chunk = _optional_whole("attention_chunk_size", c.kept("attention_chunk_size", 8192))
     types_ = _layer_types(
         c,
         n_layers,
@@ -741,7 +748,7 @@ def _gemma2(c: _Config) -> list[LayerPositions]:
     max_pos = _max_positions(c, 8192)
     rope = _standard_rope(c, default_theta=10000.0, max_pos=max_pos)
     _validate_rope(c, rope, "rope_parameters")
-    window = _optional_whole("sliding_window", c.get("sliding_window", 4096))
+    window = _optional_whole("sliding_window", c.kept("sliding_window", 4096))
     default = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
     types_ = _layer_types(c, n_layers, default)
     causal = not flag("use_bidirectional_attention", c.get("use_bidirectional_attention", False))
@@ -754,7 +761,7 @@ def _gemma3_text(c: _Config) -> list[LayerPositions]:
     hidden, heads, n_layers = _sizes(c, hidden=2304, heads=8, layers=26, divisible=True)
     head_dim = _head_dim(c, hidden, heads, 256)
     max_pos = _max_positions(c, 131072)
-    window = _optional_whole("sliding_window", c.get("sliding_window", 4096))
+    window = _optional_whole("sliding_window", c.kept("sliding_window", 4096))
     bidirectional = flag("use_bidirectional_attention", c.get("use_bidirectional_attention", False))
     if window is not None and bidirectional:
         window = window // 2 + 1  # the class stores half the window plus one: it reaches both ways
@@ -787,7 +794,7 @@ def _olmo3(c: _Config) -> list[LayerPositions]:
     hidden, heads, n_layers = _sizes(c, hidden=4096, heads=32, layers=32)
     head_dim = _head_dim(c, hidden, heads, None)
     max_pos = _max_positions(c, 2048)
-    window = _optional_whole("sliding_window", c.get("sliding_window", 4096))
+    window = _optional_whole("sliding_window", c.kept("sliding_window", 4096))
     default = ["sliding_attention" if (i + 1) % 4 else "full_attention" for i in range(n_layers)]
     types_ = _layer_types(c, n_layers, default)
     ropes = _nested_rope(
@@ -850,7 +857,7 @@ def _smollm3(c: _Config) -> list[LayerPositions]:
         c.ignore("no_rope_layer_interval", "overridden")
     use_rope = _flags(c, "no_rope_layers", n_layers, [int((i + 1) % interval != 0) for i in range(n_layers)])
     use_window = flag("use_sliding_window", c.get("use_sliding_window", False))
-    window = _optional_whole("sliding_window", c.get("sliding_window"))
+    window = _optional_whole("sliding_window", c.kept("sliding_window"))
     default = [
         "sliding_attention" if use_window and window is not None and not r else "full_attention" for r in use_rope
     ]
@@ -874,7 +881,7 @@ def _cohere2(c: _Config) -> list[LayerPositions]:
     max_pos = _max_positions(c, 8192)
     rope = _standard_rope(c, default_theta=10000.0, max_pos=max_pos)
     _validate_rope(c, rope, "rope_parameters")
-    window = _optional_whole("sliding_window", c.get("sliding_window", 4096))
+    window = _optional_whole("sliding_window", c.kept("sliding_window", 4096))
     pattern = whole("sliding_window_pattern", c.get("sliding_window_pattern", 4))
     default = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(n_layers)]
     types_ = _layer_types(c, n_layers, default)
@@ -960,7 +967,7 @@ def _gpt_oss(c: _Config) -> list[LayerPositions]:
         }
     rope = _standard_rope(c, default_theta=150000.0, max_pos=max_pos)
     _validate_rope(c, rope, "rope_parameters")
-    window = _optional_whole("sliding_window", c.get("sliding_window", 128))
+    window = _optional_whole("sliding_window", c.kept("sliding_window", 128))
     default = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(n_layers)]
     types_ = _layer_types(c, n_layers, default)
     return _layers_with(_RopeMaker(rope, head_dim, max_pos), types_, window)
@@ -1000,7 +1007,7 @@ def _phi3(c: _Config) -> list[LayerPositions]:
                 f"rope_parameters.{key} must be a list of {rotary // 2} numbers, one per rotated pair; got "
                 f"{len(value) if isinstance(value, list) else value!r}"
             )
-    window = _optional_whole("sliding_window", c.get("sliding_window"))
+    window = _optional_whole("sliding_window", c.kept("sliding_window"))
     maker = _RopeMaker(rope, head_dim, max_pos, default_partial=True)
     attention = "sliding" if window is not None else "full"
     return [maker.layer(i, attention=attention, window=window) for i in range(n_layers)]
@@ -1099,7 +1106,7 @@ def _mrope(default_section: list[int], interleaved: bool, ignore_keys: frozenset
         types_ = ["full_attention"] * n_layers
         if not interleaved:
             use = flag("use_sliding_window", c.get("use_sliding_window", False))
-            window = _optional_whole("sliding_window", c.get("sliding_window", 4096)) if use else None
+            window = _optional_whole("sliding_window", c.kept("sliding_window", 4096)) if use else None
             if not use:
                 c.read.add("sliding_window")
                 c.ignore("sliding_window", "overridden")
@@ -1151,7 +1158,7 @@ def _ministral3(c: _Config) -> list[LayerPositions]:
         number("llama_4_scaling_beta", beta, positive=False),
         offset=0.0,
     )
-    window = _optional_whole("sliding_window", c.get("sliding_window"))
+    window = _optional_whole("sliding_window", c.kept("sliding_window"))
     c.read.add("layer_types")
     c.ignore("layer_types", "unread")
     maker = _RopeMaker(rope, head_dim, max_pos)
@@ -1337,6 +1344,10 @@ def model_positions(config) -> ModelPositions:
                 f"a {model_type} config's text_config must describe a {text_type} decoder; it says model_type {inner!r}"
             )
     if text_type not in _FAMILIES:
+        from . import by_class
+
+        if by_class.known(model_type):
+            return by_class.read(raw)
         raise ValueError(
             f"posviz does not read model_type {model_type!r}; it reads {', '.join(MODEL_TYPES)}. Write the config "
             "of one of those, or pick a preset."

@@ -1,0 +1,243 @@
+"""Any RoPE model transformers knows: its config read by transformers' own config class, its frequencies by posviz.
+
+``read(raw)`` hands a config.json's dict to the config class transformers registers for its ``model_type``
+(``CONFIG_MAPPING``; local data only, nothing is downloaded), so that the class's defaults, attribute maps,
+legacy keys and its standardised ``rope_parameters`` and ``layer_types`` are the ones the model is built with.
+The frequencies are then computed by posviz's numpy core (``positions._frequencies``, tested against
+``ROPE_INIT_FUNCTIONS``).
+
+What a config does not say, the modeling code decides; those decisions are the explicit rules of ``RULES``, one
+line per model type, each named in ``ModelPositions.rules`` when it is used:
+
+- ``interleaved``: the apply-rotary function pairs dimension 2i with 2i + 1 (a complex product, or a
+  ``rotate_half`` over every other dimension) instead of i with i + d/2;
+- ``partial``: the model's default RoPE rotates ``partial_rotary_factor`` of each head (LLaMA's rotates the
+  whole head whatever the config says; the scaled types always honour the factor);
+- ``mla``: multi-head latent attention rotates a separate ``qk_rope_head_dim`` slice of each query/key head;
+- ``no_rope_layers``: a per-layer list (1: the layer rotates) says which layers skip RoPE;
+- ``rope_on_sliding``: only the sliding-window layers rotate; the global ones have no position signal;
+- ``sliding_all``: without ``layer_types``, a set ``sliding_window`` applies to every layer (Mistral).
+
+Layer types (``layer_types``) decide each layer's attention: ``sliding_attention`` attends within
+``sliding_window`` (None: the whole context, as transformers builds it), ``chunked_attention`` within
+``attention_chunk_size``, and the recurrent mixers (``linear_attention``, ``conv``, ...) have no attention and
+no position signal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import os
+import warnings
+
+from . import positions as _p
+
+#: Layer types whose layers attend to the whole (causal) context and rotate.
+FULL_TYPES = frozenset({"full_attention", "indexed_attention", "attention", "global_attention", "hybrid"})
+#: Layer types that attend within ``sliding_window``.
+SLIDING_TYPES = frozenset({"sliding_attention", "window_attention", "hybrid_sliding", "local_attention"})
+#: Layer types that attend within ``attention_chunk_size``.
+CHUNKED_TYPES = frozenset({"chunked_attention"})
+#: Layer types without attention: recurrent or convolutional mixers, which see order but no position signal.
+MIXER_TYPES = frozenset({"linear_attention", "mamba", "conv", "mamba2", "recurrent", "rwkv", "deltanet"})
+
+RULE_NAMES = ("interleaved", "partial", "mla", "no_rope_layers", "rope_on_sliding", "sliding_all")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """What a model type's modeling code decides beyond its config (see the module docstring)."""
+
+    interleaved: bool = False
+    partial: bool = False
+    mla: bool = False
+    no_rope_layers: bool = False
+    rope_on_sliding: bool = False
+    sliding_all: bool = False
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for name in RULE_NAMES if getattr(self, name))
+
+
+def _rules(**groups: str) -> dict[str, Rule]:
+    """``rule="type type ..."`` -> {type: Rule}."""
+    out: dict[str, dict[str, bool]] = {}
+    for rule, model_types in groups.items():
+        for model_type in model_types.split():
+            out.setdefault(model_type, {})[rule] = True
+    return {model_type: Rule(**flags) for model_type, flags in sorted(out.items())}
+
+
+#: The rules of each text model type (transformers 5.24's modeling code); a type not listed follows none.
+RULES: dict[str, Rule] = _rules(
+    interleaved="cohere cohere2 llama4_text gptj codegen",
+    partial=(
+        "bamba deepseek_v4 diffusion_gemma_text dots3_note_text glm glm4 glm4_moe glm4_moe_lite "
+        "glm4v_moe_text glm4v_text glm_image_text glm_ocr_text gpt_neox gpt_neox_japanese laguna mellum "
+        "mimo_v2_flash minimax_m2 minimax_m3_vl_text moonshine moonshine_streaming nemotron persimmon phi "
+        "phi3 qwen3_5_moe_text qwen3_5_text qwen3_next qwen4_exp_text recurrent_gemma solar_open stablelm "
+        "step3p5 step3p7 zaya"
+    ),
+    mla="deepseek_v2 deepseek_v3",
+    no_rope_layers="smollm3 llama4_text",
+    rope_on_sliding="cohere2",
+    sliding_all="mistral mixtral ministral3 starcoder2 minimax olmoe phi3",
+)
+
+
+@functools.cache
+def _config_classes():
+    """transformers' ``CONFIG_MAPPING``, imported once per process, offline and quiet."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from transformers import CONFIG_MAPPING
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    logging.getLogger("transformers").setLevel(logging.ERROR)
+    return CONFIG_MAPPING
+
+
+def known(model_type: str) -> bool:
+    """Whether transformers registers a config class for ``model_type``."""
+    return model_type in _config_classes()
+
+
+def _config(raw: dict):
+    classes = _config_classes()
+    model_type = raw["model_type"]
+    cls = classes[model_type]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return cls.from_dict(dict(raw))
+    except Exception as exc:  # a config class raises what it likes; the sentence is what the user needs
+        raise ValueError(f"transformers' {cls.__name__} refuses this config: {_sentence(exc)}") from None
+
+
+def _sentence(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+class _Layers:
+    """A config's attributes, layer by layer: transformers' heterogeneous configs (Gemma 4's global heads) keep some
+    of them per layer (``per_layer_config``) and refuse to give one value for the whole model."""
+
+    def __init__(self, text):
+        self.text = text
+        self._per_layer: dict[int, object] = {}
+
+    def get(self, i: int, name: str, default=None):
+        try:
+            return getattr(self.text, name, default)
+        except Exception:  # transformers' AmbiguousGlobalPerLayerAttributeError: the value differs between layers
+            if i not in self._per_layer:
+                self._per_layer[i] = self.text.per_layer_config[i]
+            return getattr(self._per_layer[i], name, default)
+
+    def head_dims(self, i: int, rule: Rule) -> tuple[int, int]:
+        """(the head size the rotary part is computed over, the query/key head size) of layer ``i``."""
+        if rule.mla:
+            rope = _p.whole("qk_rope_head_dim", self.get(i, "qk_rope_head_dim"), maximum=4096)
+            nope = _p.whole("qk_nope_head_dim", self.get(i, "qk_nope_head_dim", 0) or 0, minimum=0, maximum=4096)
+            return rope, rope + nope
+        value = self.get(i, "head_dim")
+        if not value:
+            hidden = _p.whole("hidden_size", self.get(i, "hidden_size"), maximum=1 << 20)
+            heads = _p.whole("num_attention_heads", self.get(i, "num_attention_heads"), maximum=1 << 14)
+            value = hidden // heads
+        size = _p.whole("head_dim", value, maximum=4096)
+        return size, size
+
+
+def _rope_dicts(text, types_: list[str]) -> dict[str | None, dict]:
+    """The standardised rope parameters, keyed by layer type (None: one dict for every layer)."""
+    params = getattr(text, "rope_parameters", None)
+    if not params:
+        raise ValueError(
+            f"{type(text).__name__} holds no rope parameters, so its layers do not rotate: posviz reads RoPE models "
+            "through their config class, and reads this one only if it is one of its own families"
+        )
+    params = dict(params)
+    if all(isinstance(v, dict) for v in params.values()):
+        return {key: dict(value) for key, value in params.items()}
+    return {None: params}
+
+
+def read(raw: dict) -> _p.ModelPositions:
+    """The positions of every layer of the model ``raw`` describes, read through transformers' config class."""
+    config = _config(raw)
+    text = config.get_text_config(decoder=True)
+    text_type = getattr(text, "model_type", None) or raw["model_type"]
+    rule = RULES.get(text_type, Rule())
+    n_layers = _p.whole("num_hidden_layers", getattr(text, "num_hidden_layers", None), maximum=_p.MAX_LAYERS)
+    per_layer = _Layers(text)
+    max_pos = getattr(text, "max_position_embeddings", None)
+    max_pos = None if max_pos is None else _p.whole("max_position_embeddings", max_pos, maximum=1 << 40)
+    types_ = list(getattr(text, "layer_types", None) or ["full_attention"] * n_layers)[:n_layers]
+    if len(types_) < n_layers:
+        raise ValueError(f"layer_types names {len(types_)} layers but num_hidden_layers is {n_layers}")
+    ropes = _rope_dicts(text, types_)
+    layout = "interleaved" if rule.interleaved or (rule.mla and getattr(text, "rope_interleave", False)) else "half"
+    makers: dict[tuple, _p._RopeMaker] = {}
+
+    def maker(i: int, layer_type: str) -> _p._RopeMaker:
+        key = layer_type if None not in ropes else None
+        if key not in ropes:
+            raise ValueError(f"rope_parameters has no entry for the layer type {layer_type!r}")
+        rotary_head, qk_head = per_layer.head_dims(i, rule)
+        if (key, rotary_head, qk_head) not in makers:
+            rope = ropes[key]
+            rope.setdefault("rope_type", "default")
+            _p._validate_rope(_p._Config(rope, type(text).__name__), rope, "rope_parameters")
+            makers[key, rotary_head, qk_head] = _p._RopeMaker(
+                rope, rotary_head, max_pos, default_partial=rule.partial, layout=layout, qk_head_dim=qk_head
+            )
+        return makers[key, rotary_head, qk_head]
+
+    uses_rope = [True] * n_layers
+    if rule.no_rope_layers:
+        flags = list(getattr(text, "no_rope_layers", None) or [])
+        if len(flags) < n_layers:
+            raise ValueError(f"no_rope_layers has {len(flags)} entries but the model has {n_layers} layers")
+        uses_rope = [bool(v) for v in flags[:n_layers]]
+    layers = []
+    for i, layer_type in enumerate(types_):
+        window, chunk = per_layer.get(i, "sliding_window"), per_layer.get(i, "attention_chunk_size")
+        if layer_type in MIXER_TYPES:
+            layers.append(_p.LayerPositions(i, "none", "linear", layer_type=layer_type))
+            continue
+        attention, size = "full", None
+        if layer_type in SLIDING_TYPES or (rule.sliding_all and getattr(text, "layer_types", None) is None):
+            attention, size = ("sliding", int(window)) if window is not None else ("full", None)
+        elif layer_type in CHUNKED_TYPES and chunk is not None:
+            attention, size = "chunked", int(chunk)
+        elif layer_type not in FULL_TYPES:
+            raise ValueError(
+                f"posviz does not read the layer type {layer_type!r} of {type(text).__name__}: it knows "
+                f"{', '.join(sorted(FULL_TYPES | SLIDING_TYPES | CHUNKED_TYPES | MIXER_TYPES))}"
+            )
+        rotates = uses_rope[i] and not (rule.rope_on_sliding and attention != "sliding")
+        if rotates:
+            layers.append(maker(i, layer_type).layer(i, layer_type=layer_type, attention=attention, window=size))
+        else:
+            layers.append(
+                _p.LayerPositions(
+                    i, "nope", attention, size, layer_type=layer_type, head_dim=per_layer.head_dims(i, rule)[1]
+                )
+            )
+    original = next(
+        (x.original_max_position_embeddings for x in layers if x.original_max_position_embeddings is not None), None
+    )
+    return _p.ModelPositions(
+        model_type=raw["model_type"],
+        text_model_type=text_type,
+        layers=tuple(layers),
+        max_position_embeddings=max_pos,
+        original_max_position_embeddings=original,
+        ignored=(),
+        rules=("config_class", *rule.names()),
+    )
