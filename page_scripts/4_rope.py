@@ -302,7 +302,7 @@ def config_explorer():
                 head_dim=config.head_dim,
                 base=f"{config.base:,.0f}",
                 type=config.rope_type,
-                prf=f"{config.partial_rotary_factor:g}",
+                rotated=2 * found.plain.size,
                 pairs=found.plain.size,
                 layout=t(f"rope.cfg.layout.{config.layout}"),
                 max=f"{config.max_position_embeddings or 0:,}",

@@ -21,6 +21,7 @@ from . import _checks
 from .rope import (
     LAYOUTS,
     PAIR_CLASSES,
+    ROPE_TYPES,
     classify_pairs,
     normalize_scaling,
     ntk_scaled_base,
@@ -184,10 +185,9 @@ class RopeConfig:
         return max(int(round(original * factor)), self.max_position_embeddings or 0)
 
     def _rope(self, scaling: dict | None, seq_len: int | None) -> tuple[np.ndarray, float]:
-        if self.rotary_dim is not None:  # GPT-J: frequencies over its rotary_dim
-            return rope_inv_freq(self.rotary_dim, base=self.base, scaling=scaling, seq_len=seq_len)
+        # GPT-J and MLA: frequencies over the rotary_dim their rope initialisation reads
         return rope_inv_freq(
-            self.head_dim,
+            self.rotary_dim or self.head_dim,
             base=self.base,
             scaling=scaling,
             max_position_embeddings=self.max_position_embeddings,
@@ -359,37 +359,72 @@ def read_config(config: str | dict) -> ModelConfig:
 
 
 def parse_config(config: str | dict) -> RopeConfig:
-    """The RoPE settings of a Hugging Face model config (JSON text or a dict), read by ``read_config``:
+    """The RoPE settings of a Hugging Face model config (JSON text or a dict), read by posviz's one config reader,
+    ``posviz.models.model_positions`` (transformers' config class for the model type, with the rules its modeling
+    code adds): the settings of the model's first rotating layer.
 
-    - head_dim, max_position_embeddings, the layout of the model's pairs (GPT-J interleaved, the others
-      half-split) and GPT-J's ``rotary_dim``;
-    - base: the rope parameters' rope_theta; scaling: the rope parameters without rope_theta and
-      partial_rotary_factor, None when the type is "default";
-    - partial_rotary_factor: the rope parameters', else 1; 1 for the default RoPE of models whose rotary module
-      rotates the whole head whatever the config says (LLaMA, Mistral, Qwen, Gemma; ``ModelSpec``); for GPT-J
-      rotary_dim / head_dim.
+    - head_dim, and rotary_dim where the rope initialisation reads another size (MLA: ``qk_rope_head_dim``;
+      GPT-J: ``rotary_dim``); max_position_embeddings; the layout of the model's pairs (interleaved for GPT-J,
+      Cohere, Llama 4, MLA with ``rope_interleave``; half-split for the others);
+    - base: rope_theta; scaling: the rope parameters without rope_theta and partial_rotary_factor, None for
+      "default"; partial_rotary_factor: the one in effect (1 where the default RoPE rotates the whole head).
 
-    The result is checked by building its frequencies once, so a config that ``rope_inv_freq`` cannot use raises
-    the same ValueError here (odd fully rotated head, unknown rope type, missing scaling keys).
+    A config without a model_type is read by the standard keys alone (``_parse_standard_keys``). Raises ValueError
+    for a config the reader refuses, and for a model none of whose layers rotates. A model whose
+    layers differ (local and global bases, NoPE layers) is described by its first rotating layer here; the Models
+    page reads every layer.
     """
+    from ..models import model_positions
+
+    raw = _load(config)
+    if not isinstance(raw.get("model_type"), str):
+        return _parse_standard_keys(raw)
+    positions = model_positions(raw)
+    layer = next((x for x in positions.layers if x.kind == "rope"), None)
+    if layer is None or layer.rope_parameters is None or layer.rope_head_dim is None:
+        raise ValueError(
+            f"no layer of this {positions.text_model_type} model rotates its queries and keys, so it has no RoPE "
+            "frequencies to show; the Models page says how its layers see positions"
+        )
+    rope = dict(layer.rope_parameters)
+    base = rope.pop("rope_theta")
+    prf = rope.pop("partial_rotary_factor", 1.0)
+    scaling = normalize_scaling(rope)
+    if scaling["rope_type"] not in ROPE_TYPES:
+        raise ValueError(
+            f"this config's rope type {scaling['rope_type']!r} is read on the Models page; this tab draws "
+            f"{', '.join(ROPE_TYPES)}"
+        )
+    head_dim = layer.head_dim or layer.rope_head_dim
+    parsed = RopeConfig(
+        head_dim=head_dim,
+        rotary_dim=layer.rope_head_dim if layer.rope_head_dim != head_dim else None,
+        base=_checks.positive_float("rope_theta", base, minimum_exclusive=1.0),
+        scaling=None if scaling["rope_type"] == "default" else scaling,
+        max_position_embeddings=positions.max_position_embeddings,
+        partial_rotary_factor=_checks.positive_float("partial_rotary_factor", prf),
+        layout=_checks.choice("layout", layer.layout, LAYOUTS),
+        model_type=positions.model_type,
+    )
+    parsed.inv_freq()
+    return parsed
+
+
+def _parse_standard_keys(config: dict) -> RopeConfig:
+    """A config without a model_type (a sketch such as ``{"head_dim": 64}``): the standard keys, read as
+    transformers' ``PreTrainedConfig`` reads them (``read_config``'s generic case: no class defaults, rope_theta
+    10,000, the rope parameters' partial_rotary_factor honoured). Another family's keys are refused there."""
     read = read_config(config)
     rope = dict(read.rope_parameters)
     base = rope.pop("rope_theta")
     prf = rope.pop("partial_rotary_factor", 1.0)
     scaling = normalize_scaling(rope)
-    if scaling["rope_type"] == "default" and not read.spec.default_rope_partial:
-        prf = 1.0
-    if read.rotary_dim is not None:
-        prf = read.rotary_dim / read.head_dim
     parsed = RopeConfig(
         head_dim=read.head_dim,
         base=_checks.positive_float("rope_theta", base, minimum_exclusive=1.0),
         scaling=None if scaling["rope_type"] == "default" else scaling,
         max_position_embeddings=read.max_position_embeddings,
         partial_rotary_factor=_checks.positive_float("partial_rotary_factor", prf),
-        layout=_checks.choice("layout", read.spec.layout, LAYOUTS),
-        model_type=read.model_type,
-        rotary_dim=read.rotary_dim,
     )
     parsed.inv_freq()
     return parsed

@@ -171,6 +171,8 @@ def read(raw: dict) -> _p.ModelPositions:
     """The positions of every layer of the model ``raw`` describes, read through transformers' config class."""
     config = _config(raw)
     text = config.get_text_config(decoder=True)
+    if getattr(text, "rope_parameters", None):
+        text.standardize_rope_params()  # again, as building the rotary module does: attributes set late now count
     text_type = getattr(text, "model_type", None) or raw["model_type"]
     rule = RULES.get(text_type, Rule())
     n_layers = _p.whole("num_hidden_layers", getattr(text, "num_hidden_layers", None), maximum=_p.MAX_LAYERS)

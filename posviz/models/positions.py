@@ -117,6 +117,18 @@ _ROPE_KEYS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 ROPE_TYPES = tuple(_ROPE_KEYS)
 
 
+class FrozenDict(dict):
+    """A dict that refuses changes (a layer's rope parameters), and pickles (Streamlit's data cache)."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("a layer's rope parameters are read-only; copy them with dict(...) to change them")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self):
+        return (FrozenDict, (dict(self),))
+
+
 @dataclasses.dataclass(frozen=True)
 class TemperatureTuning:
     """A query scale that grows with the position m (attention temperature tuning):
@@ -164,6 +176,12 @@ class LayerPositions:
     usual 1/sqrt(head_dim) of the scores: DeepSeek-V3's mscale^2 with YaRN), ``alibi_max_bias`` and ``num_heads``
     (ALiBi: slopes 2^(-alibi_max_bias * h / num_heads)), ``relative_buckets`` and ``relative_max_distance``
     (T5's bucketed relative bias, one learned scalar per bucket and head, shared by every layer).
+
+    How the frequencies are built: ``rope_parameters``, the layer's standardised rope parameters as transformers
+    holds them (read-only; ``partial_rotary_factor`` the one in effect: 1 where the model's default RoPE rotates
+    the whole head whatever the config says), and ``rope_head_dim``, the head size its rope initialisation reads
+    (``head_dim``; MLA: ``qk_rope_head_dim``; GPT-J: ``rotary_dim``), so that ``rope_inv_freq(rope_head_dim,
+    scaling=rope_parameters)`` rebuilds ``inv_freq``.
     """
 
     index: int
@@ -189,6 +207,8 @@ class LayerPositions:
     num_heads: int | None = None
     relative_buckets: int | None = None
     relative_max_distance: int | None = None
+    rope_head_dim: int | None = None
+    rope_parameters: Mapping | None = None
 
     @property
     def partial(self) -> bool:
@@ -537,7 +557,12 @@ class _RopeMaker:
             original = int(rope["original_max_position_embeddings"])
             long, _ = _frequencies(rope, head_dim, max_pos, default_partial=default_partial, seq_len=original + 1)
             long.setflags(write=False)
+        params = dict(rope)
+        if rope["rope_type"] == "default" and not default_partial:
+            params["partial_rotary_factor"] = 1.0
         self.fields = {
+            "rope_head_dim": head_dim,
+            "rope_parameters": FrozenDict(params),
             "rope_type": rope["rope_type"],
             "rope_theta": float(rope["rope_theta"]),
             "inv_freq": inv,
@@ -1066,6 +1091,8 @@ def _gptj(c: _Config) -> list[LayerPositions]:
             head_dim=head_dim,
             rotary_dim=rotary,
             layout="interleaved",
+            rope_head_dim=rotary,
+            rope_parameters=FrozenDict({"rope_type": "default", "rope_theta": 10000.0}),
         )
         for i in range(n_layers)
     ]
@@ -1278,6 +1305,7 @@ _FAMILIES: dict[str, tuple[str, Callable[[_Config], list[LayerPositions]]]] = {
     "phi3": ("Phi3Config", _phi3),
     "gpt_neox": ("GPTNeoXConfig", _gpt_neox),
     "gptj": ("GPTJConfig", _gptj),
+    "codegen": ("CodeGenConfig", _gptj),  # GPT-J's rotary code and defaults
     "qwen2_vl_text": ("Qwen2VLTextConfig", _mrope([16, 24, 24], False, frozenset({"mrope_section"}))),
     "qwen3_vl_text": (
         "Qwen3VLTextConfig",
@@ -1349,8 +1377,8 @@ def model_positions(config) -> ModelPositions:
         if by_class.known(model_type):
             return by_class.read(raw)
         raise ValueError(
-            f"posviz does not read model_type {model_type!r}; it reads {', '.join(MODEL_TYPES)}. Write the config "
-            "of one of those, or pick a preset."
+            f"posviz does not read model_type {model_type!r}: transformers 5.24 registers no config class of that "
+            'name (check the spelling in config.json, e.g. "llama", "qwen2", "gemma3_text"), or pick a preset'
         )
     class_name, read = _FAMILIES[text_type]
     c = _Config(raw, class_name)

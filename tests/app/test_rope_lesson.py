@@ -338,7 +338,7 @@ def test_preset_from_the_url_fills_the_box_and_the_chart():
             head_dim=128,
             base=f"{found.config.base:,.0f}",
             type=found.config.rope_type,
-            prf="1",
+            rotated=128,
             pairs=64,
             layout=tr("en", "rope.cfg.layout.half"),
             max=f"{found.config.max_position_embeddings:,}",

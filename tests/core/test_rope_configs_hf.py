@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 import math
 
 import numpy as np
@@ -15,6 +16,7 @@ import torch
 from transformers import CONFIG_MAPPING
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
+import posviz
 from posviz.checkpoint import tables
 from posviz.encodings import rope, rope_configs
 
@@ -196,6 +198,17 @@ def test_gptj_is_read_with_its_own_names_and_interleaved_pairs():
     assert rope_configs.parse_config(renamed) == parsed
 
 
+def test_codegen_rotates_like_gptj():
+    """CodeGen builds GPT-J's table (its own sinusoidal positions over rotary_dim, base 10,000, rotate_every_two):
+    the same 32 interleaved pairs of a 256-wide head, checked against CodeGen's own rotary code."""
+    from transformers.models.codegen import modeling_codegen
+
+    parsed = rope_configs.parse_config({"model_type": "codegen", "n_embd": 4096, "n_head": 16, "rotary_dim": 64})
+    assert (parsed.head_dim, parsed.rotary_dim, parsed.layout) == (256, 64, "interleaved")
+    table = modeling_codegen.create_sinusoidal_positions(2, 64).double().numpy()  # [sin | cos] at positions 0, 1
+    np.testing.assert_allclose(np.arcsin(table[1, :32]), parsed.inv_freq()[0], rtol=RTOL_F32)
+
+
 def test_gptj_rotation_is_interleaved_like_rotate_every_two():
     """The layout parse_config reports is the one GPT-J's own code uses."""
     parsed = rope_configs.parse_config({"model_type": "gptj", "n_embd": 64, "n_head": 2, "rotary_dim": 16})
@@ -214,10 +227,10 @@ def test_gptj_rotation_is_interleaved_like_rotate_every_two():
     [
         ({"hidden_size": 512, "num_attention_heads": 8, "rotary_pct": 0.25}, '"gpt_neox"'),
         ({"n_embd": 4096, "n_head": 16, "rotary_dim": 64}, '"gptj"'),
-        ({"model_type": "codegen", "n_embd": 4096, "n_head": 16, "rotary_dim": 64}, "'codegen'"),
     ],
 )
 def test_another_family_s_keys_without_its_model_type_are_refused(config, needle):
+    """A config without model_type whose keys only one family reads is refused, naming that family."""
     with pytest.raises(ValueError) as info:
         rope_configs.parse_config(config)
     assert needle in str(info.value)
@@ -263,3 +276,39 @@ def test_dynamic_starts_at_max_position_embeddings_whatever_the_dict_says():
     for seq_len in (2048, 8192):
         expected, _ = ROPE_INIT_FUNCTIONS["dynamic"](hf, "cpu", seq_len=seq_len)
         np.testing.assert_allclose(parsed.inv_freq(seq_len)[0], expected.double().numpy(), rtol=RTOL_F32)
+
+
+def _models_partner_of(model_type: str, text, module, layer) -> np.ndarray:
+    """The dimension each rotated dimension turns with, in the model's own apply-rotary function at position 1."""
+    from .test_model_positions import hf_rotated_basis
+
+    turned = np.abs(hf_rotated_basis(model_type, text, module, layer))
+    shared = (turned @ turned.T) * (1 - np.eye(turned.shape[0]))
+    moved = shared.max(axis=1) > 0
+    return np.where(moved, shared.argmax(axis=1), -1)
+
+
+@pytest.mark.parametrize("name", ["command_r7b", "llama4_scout", "deepseek_v3", "cohere"])
+def test_the_config_box_pairs_and_rotates_as_the_model_does(name):
+    """Cohere, Cohere2 (Command R7B) and Llama 4 pair (2i, 2i + 1); DeepSeek-V3 rotates its 64-dimensional
+    qk_rope_head_dim slice, interleaved. The config box reads what the model's own rotation does to basis
+    vectors, and the frequencies of its rotary module."""
+    from .test_model_positions import buffers, float64_torch, hf_config, rotary
+
+    if name == "cohere":
+        model_type, text = "cohere", CONFIG_MAPPING["cohere"]()
+        config = json.loads(text.to_json_string())
+    else:
+        model_type, _, text = hf_config(name)
+        config = posviz.models.preset(name)
+        config.pop("_source")
+    parsed = rope_configs.parse_config(config)
+    layer = next(x for x in posviz.model_positions(config).layers if x.kind == "rope")
+    with float64_torch():
+        module = rotary(model_type, text)
+        partner = _models_partner_of(model_type, text, module, layer)
+        expected, _ = buffers(model_type, module, layer.layer_type)
+    rotated = int((partner >= 0).sum())
+    assert 2 * parsed.inv_freq()[0].size == rotated == 2 * expected.size
+    assert parsed.layout == ("interleaved" if partner[0] == 1 else "half")
+    np.testing.assert_allclose(parsed.inv_freq()[0], expected, rtol=1e-12)

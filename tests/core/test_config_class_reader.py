@@ -1,0 +1,161 @@
+"""Model types read through transformers' own config class (``posviz.models.by_class``), against transformers.
+
+An explicit ``null`` window is checked against the config class (which keeps it None) and against the attention
+modules transformers builds from it (on the meta device): the layers attend to the whole context. The models the
+hand-written families do not cover are checked against their own rotary module's ``inv_freq`` here; the test over
+every registered model type is ``test_every_model_type``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+
+import numpy as np
+import pytest
+import torch
+from transformers import CONFIG_MAPPING, AutoModel
+from transformers.models.auto import configuration_auto
+
+import posviz
+from posviz.models import by_class
+
+from . import _oracles  # noqa: F401  (quiets the transformers config warnings)
+
+#: Float32 buffers against posviz's float64: a few ulps of float32.
+RTOL_F32 = 4e-7
+
+
+def tiny(model_type: str, **keys) -> dict:
+    """A small default config of ``model_type`` as config.json holds it, with ``keys`` on top."""
+    raw = json.loads(CONFIG_MAPPING[model_type]().to_json_string())
+    for key in ("layer_types", "no_rope_layers"):
+        raw.pop(key, None)  # the class derives them for the new depth
+    raw.update(num_hidden_layers=raw.get("num_hidden_layers") and 8, vocab_size=64, **keys)
+    return raw
+
+
+def attention_windows(raw: dict) -> list:
+    """The window each attention module of the model transformers builds from ``raw`` (meta device) attends
+    within: the module's ``sliding_window`` where it keeps one, else the config's (the mask of Mistral-like models
+    is built from ``config.sliding_window`` for every layer)."""
+    config = CONFIG_MAPPING[raw["model_type"]].from_dict(dict(raw))
+    for key in ("intermediate_size", "moe_intermediate_size"):
+        if getattr(config, key, None):
+            setattr(config, key, 8)
+    for key in ("num_local_experts", "num_experts"):
+        if getattr(config, key, None):
+            setattr(config, key, 2)
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    modules = [m for name, m in model.named_modules() if name.endswith(("self_attn", "attention")) and m is not model]
+    assert modules, "no attention modules found"
+    return [getattr(m, "sliding_window", getattr(model.config, "sliding_window", None)) for m in modules]
+
+
+NULL_WINDOWS = [
+    ("mistral", {"sliding_window": None}),
+    ("mixtral", {"sliding_window": None}),
+    ("qwen2", {"sliding_window": None, "use_sliding_window": True}),
+    ("gemma2", {"sliding_window": None}),
+    ("gemma3_text", {"sliding_window": None}),
+    ("cohere2", {"sliding_window": None}),
+    ("olmo3", {"sliding_window": None}),
+    ("gpt_oss", {"sliding_window": None}),
+]
+
+
+@pytest.mark.parametrize(("model_type", "keys"), NULL_WINDOWS, ids=[t for t, _ in NULL_WINDOWS])
+def test_an_explicit_null_window_is_full_attention(model_type, keys):
+    raw = tiny(model_type, **keys)
+    assert CONFIG_MAPPING[model_type].from_dict(dict(raw)).sliding_window is None  # the class keeps the null
+    assert set(attention_windows(raw)) == {None}  # and the model attends fully in every layer
+    found = posviz.model_positions(raw)
+    assert {(layer.attention, layer.window) for layer in found.layers} == {("full", None)}
+    without = {k: v for k, v in raw.items() if k != "sliding_window"}
+    default_window = CONFIG_MAPPING[model_type]().sliding_window
+    if default_window is not None and model_type != "qwen2":  # an absent key is the class default, not a null
+        assert any(layer.window == default_window for layer in posviz.model_positions(without).layers)
+
+
+def test_cohere2_without_a_window_rotates_no_layer():
+    """Cohere2's attention rotates only when it has a sliding window (``if self.sliding_window is not None``)."""
+    found = posviz.model_positions(tiny("cohere2", sliding_window=None))
+    assert found.counts() == {"nope": found.num_layers}
+
+
+def test_llama4_null_chunk_attends_fully():
+    raw = tiny("llama4_text", attention_chunk_size=None)
+    assert CONFIG_MAPPING["llama4_text"].from_dict(dict(raw)).attention_chunk_size is None
+    found = posviz.model_positions(raw)
+    assert {layer.attention for layer in found.layers} == {"full"}
+
+
+def rotary_module(model_type: str, text):
+    """The one text rotary embedding class of ``model_type``'s modeling module, built from ``text``."""
+    name = configuration_auto.model_type_to_module_name(model_type)
+    module = importlib.import_module(f"transformers.models.{name}.modeling_{name}")
+    found = [
+        cls
+        for key, cls in vars(module).items()
+        if key.endswith("RotaryEmbedding") and inspect.isclass(cls) and cls.__module__ == module.__name__
+        and not any(word in key for word in ("Vision", "Audio", "Visual"))
+    ]  # fmt: skip
+    assert len(found) == 1, found
+    return found[0](config=text)
+
+
+#: Model types the issue found refused, read now through their config class.
+REACHED = (
+    "gemma", "gemma4_text", "mixtral", "qwen2_moe", "qwen3_moe", "qwen3_5", "phi", "olmo2", "granite", "starcoder2",
+    "falcon", "deepseek_v2", "glm4", "exaone4", "ernie4_5", "lfm2", "qwen2_5_vl",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("model_type", REACHED)
+def test_reached_types_rotate_with_their_models_frequencies(model_type):
+    config = CONFIG_MAPPING[model_type]()
+    text = config.get_text_config(decoder=True)
+    module = rotary_module(model_type, text)
+    found = posviz.model_positions(config.to_json_string())
+    assert found.rules[0] == "config_class"
+    buffers = {
+        k: v.double().numpy() for k, v in module.named_buffers() if k.endswith("inv_freq") and "original" not in k
+    }
+    assert buffers
+    for key, expected in buffers.items():
+        layer_type = None if key == "inv_freq" else key.removesuffix("_inv_freq")
+        layers = [x for x in found.layers if x.kind == "rope" and layer_type in (None, x.layer_type)]
+        assert layers, f"no rotating layer for {key}"
+        for layer in layers:
+            np.testing.assert_allclose(layer.inv_freq, expected, rtol=RTOL_F32, atol=0)
+
+
+def test_rules_are_named_and_known():
+    assert set(by_class.RULE_NAMES) == {f.name for f in by_class.dataclasses.fields(by_class.Rule)}
+    found = posviz.model_positions(tiny("cohere"))
+    assert found.rules == ("config_class", "interleaved")
+    assert {layer.layout for layer in found.layers} == {"interleaved"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "needle"),
+    [
+        ({"model_type": "lama"}, "registers no config class"),
+        ({"model_type": "mixtral", "rope_parameters": {"rope_type": "yarn"}}, "factor"),
+        ({"model_type": "mixtral", "num_hidden_layers": 2, "layer_types": ["full_attention"] * 3}, "layer"),
+        ({"model_type": "bert"}, "rope parameters"),
+    ],
+)
+def test_bad_configs_are_one_sentence(raw, needle):
+    with pytest.raises(ValueError) as info:
+        posviz.model_positions(raw)
+    message = str(info.value)
+    assert needle in message and "\n" not in message and "Traceback" not in message
+
+
+def test_a_folder_without_config_json_is_named(tmp_path):
+    (tmp_path / "model.safetensors").write_bytes(b"")
+    with pytest.raises(ValueError, match="config.json"):
+        posviz.model_positions(tmp_path)
