@@ -109,9 +109,10 @@ def test_rope_mixed_refuses_odd_settings():
         views.rope_mixed_angles(2, 2, 8, n_directions=1)
 
 
-def test_axial_rope_cannot_tell_the_two_diagonals_apart_but_mixed_can():
-    """Axial: the score depends on |dr| and |dc| separately through cosines, so (1, 1) and (1, -1) score the same;
-    RoPE-Mixed's diagonal directions tell them apart."""
+def test_with_q_and_k_ones_axial_rope_scores_both_diagonals_alike_but_mixed_does_not():
+    """With q = k = ones (the page's map) each axial pair scores cos(dr theta) or cos(dc theta), even in the offset,
+    so (1, 1) and (1, -1) score the same; RoPE-Mixed's slanted directions tell them apart. (With random q and k axial
+    RoPE tells them apart too: tests/core/test_rope_2d.py.)"""
     n = 9
     centre = 4 * n + 4
     for table, same in ((models.rope_2d_angles(n, n, 32), True), (views.rope_mixed_angles(n, n, 32), False)):
@@ -178,8 +179,8 @@ def test_line_profile_reads_the_grid_along_the_line_then_nan(step):
 
 
 def test_line_profile_of_an_axial_grid_is_the_same_on_both_diagonals():
-    """Axial 2-D RoPE sees |dr| and |dc| only: from the centre of a square grid, the similarity along the diagonal
-    and along the antidiagonal agree step by step."""
+    """With q = k = ones axial 2-D RoPE's score is even in dr and in dc: from the centre of a square grid, the
+    similarity along the diagonal and along the antidiagonal agree step by step."""
     angles = models.rope_2d_angles(9, 9, 16, base=100.0)
     grid = views.rope_2d_similarity(angles, 4 * 9 + 4).reshape(9, 9)
     length = views.steps_inside((9, 9), (4, 4), (1, 1))
@@ -187,3 +188,49 @@ def test_line_profile_of_an_axial_grid_is_the_same_on_both_diagonals():
     np.testing.assert_allclose(
         views.line_profile(grid, (4, 4), (1, 1), length), views.line_profile(grid, (4, 4), (1, -1), length), atol=1e-12
     )
+
+
+ASSETS = __import__("pathlib").Path(__file__).resolve().parents[2] / "assets"
+
+
+def models_catalog(lang: str) -> dict[str, str]:
+    import json
+
+    return json.loads((ASSETS / "i18n" / lang / "models.json").read_text(encoding="utf-8"))
+
+
+def models_text(lang: str) -> str:
+    return (ASSETS / "texts" / f"models.{lang}.md").read_text(encoding="utf-8")
+
+
+def test_rope_mixed_is_said_to_be_learned_and_the_fixed_directions_an_illustration():
+    """Heo et al. learn RoPE-Mixed's 2-D frequencies (initialised per head with a random angle and its perpendicular,
+    magnitudes theta^(-4t/d), theta = 10); the evenly spread fixed directions are posviz's illustration, and both
+    languages say so."""
+    words = {"en": ("learn", "illustration"), "zh": ("学习", "演示")}
+    for lang, (learned, illustration) in words.items():
+        catalog, text = models_catalog(lang), models_text(lang)
+        help_text = catalog["models.ctl.dirs.help"]
+        assert learned in help_text and illustration in help_text, lang
+        assert "θ^(−4t/d)" in help_text and "θ = 10" in help_text, lang
+        assert illustration in catalog["models.rope2d.mixed"] or "illustrating" in catalog["models.rope2d.mixed"]
+        assert learned in text and illustration in text, lang
+    assert "perpendicular" in models_catalog("en")["models.ctl.dirs.help"]
+    assert "垂直" in models_catalog("zh")["models.ctl.dirs.help"]
+
+
+def test_texts_say_axial_scores_are_a_sum_not_that_axial_cannot_tell_the_diagonals_apart():
+    """With random q and k axial 2-D RoPE does score the two diagonals differently (tests/core/test_rope_2d.py); what
+    it lacks is a non-separable dependence, s = f(dr) + g(dc). The texts say that, and say that the diagonals only
+    look the same for q = k = ones."""
+    wrong = {"en": "can tell the two diagonals apart", "zh": "能分辨两条对角线"}
+    ones = {"en": "q = k = ones", "zh": "q = k = 全 1"}
+    for lang in ("en", "zh"):
+        catalog, text = models_catalog(lang), models_text(lang)
+        for key, value in [*catalog.items(), ("models.md", text)]:
+            assert wrong[lang] not in value, (lang, key)
+        assert "f(dr) + g(dc)" in catalog["models.rope2d.similarity.notice"], lang
+        for key in ("models.rope2d.similarity.notice", "models.rope2d.directions.notice"):
+            assert ones[lang] in catalog[key], (lang, key)
+    assert "a function of the row offset plus a function of the column offset" in models_text("en")
+    assert "行偏移的一个函数加上列偏移的一个函数" in models_text("zh")
