@@ -234,3 +234,42 @@ def test_texts_say_axial_scores_are_a_sum_not_that_axial_cannot_tell_the_diagona
             assert ones[lang] in catalog[key], (lang, key)
     assert "a function of the row offset plus a function of the column offset" in models_text("en")
     assert "行偏移的一个函数加上列偏移的一个函数" in models_text("zh")
+
+
+def test_models_texts_say_what_llama_4_s_nope_layers_and_gemma_3_s_scaling_are():
+    """Llama 4's NoPE layers have no RoPE but do see order (the causal mask and, with attn_temperature_tuning, a query
+    scale that grows with the position: transformers' Llama4TextAttention); Gemma 3's global layers are linearly
+    scaled in the 4B, 12B and 27B checkpoints, and the 1B one has no rope_scaling."""
+    llama4 = models.preset("llama4_scout")
+    text_config = llama4.get("text_config", llama4)
+    assert text_config["attn_temperature_tuning"] is True
+    kinds = {group.layer.kind for group in models.model_positions(llama4).summary()}
+    assert kinds == {"rope", "nope"}
+    gemma = [g.layer for g in models.model_positions(models.preset("gemma3_4b")).summary()]
+    assert [layer.rope_type for layer in gemma] == ["default", "linear"]  # the 4B preset's global layers
+    en, zh = models_text("en"), models_text("zh")
+    assert "without any" not in en and "without RoPE" in en and "temperature" in en and "causal mask" in en
+    assert "完全没有位置信号" not in zh and "不用 RoPE" in zh and "温度" in zh and "因果掩码" in zh
+    assert "in the 4B, 12B and 27B models with\na linear scaling" in en and "(the 1B model has none)" in en
+    assert "4B、12B 和 27B 模型的全局层还加了线性缩放（1B 模型没有）" in zh
+
+
+def test_the_layer_map_calls_a_linear_attention_mixer_attention_without_softmax():
+    """A linear-attention mixer (kind "none") has no softmax attention and no position encoding of its own, but it is
+    still attention: neither language says the layer has none."""
+    en, zh = models_catalog("en"), models_catalog("zh")
+    assert "没有注意力" not in zh["models.map.notice"]
+    assert "没有 softmax 注意力" in zh["models.map.notice"] and zh["models.kind.none"] in zh["models.map.notice"]
+    assert "no softmax attention" in en["models.map.notice"] and en["models.kind.none"] in en["models.map.notice"]
+
+
+def test_the_wavelength_notice_says_only_what_the_wavelengths_show_of_windowed_layers():
+    """Within a window of W tokens a pair of wavelength lambda >> W turns through W / lambda of a turn at most: the
+    notice says such pairs tell distances apart only weakly, not that they "matter little"."""
+    window, wavelength = 1024, 2 * math.pi * 1e6 ** ((128 - 2) / 128)
+    assert window / wavelength < 0.01
+    en, zh = models_catalog("en"), models_catalog("zh")
+    assert "matter little" not in en["models.layers.wavelength.notice"]
+    assert "tells their distances apart only weakly" in en["models.layers.wavelength.notice"]
+    assert "作用不大" not in zh["models.layers.wavelength.notice"]
+    assert "只能微弱地区分它们的距离" in zh["models.layers.wavelength.notice"]
