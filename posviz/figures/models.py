@@ -11,10 +11,10 @@ from . import rope as rope_figures
 from .base import style
 
 #: The colour of a layer by what it does with positions (a style code the page gives each group of layers): RoPE
-#: plain and scaled, RoPE with another base than the model's first RoPE layers (a local base), NoPE, no attention at
-#: all, the bias families. Okabe–Ito colours, Paul Tol's indigo and two greys, every two at least
-#: MIN_COLOUR_DISTANCE apart (CIE76 in CIELAB), since one map can hold any of them side by side: a model's
-#: global and local RoPE layers, NoPE layers between layers without attention, models of every family compared.
+#: plain and scaled, RoPE with another base than the model's first RoPE layers (a local base), NoPE, a linear-attention
+#: mixer (no softmax attention), the bias families. Okabe–Ito colours, Paul Tol's indigo and two greys, every two at
+#: least MIN_COLOUR_DISTANCE apart (CIE76 in CIELAB), since one map can hold any of them side by side: a model's
+#: global and local RoPE layers, NoPE layers between linear-attention mixers, models of every family compared.
 STYLE_COLOURS = {
     "rope": "#0072b2",
     "rope_scaled": "#d55e00",

@@ -247,6 +247,19 @@ class Claim:
 # --------------------------------------------------------------------------------------------- the checks
 
 
+#: The largest relative difference between the loop's frequencies and the paper's that still counts as the same.
+EXPONENT_RTOL = 1e-9
+
+
+def exponent_verdict(correct, loop) -> str:
+    """The exponent claim's rule: "holds" if every frequency of the loop equals the paper's to a relative
+    difference of ``EXPONENT_RTOL`` (max_k |omega'_k / omega_k - 1| <= EXPONENT_RTOL), else "wrong"."""
+    correct, loop = np.asarray(correct, dtype=np.float64), np.asarray(loop, dtype=np.float64)
+    if correct.shape != loop.shape:
+        raise ValueError(f"the two rules must give the same pairs; got {correct.shape} and {loop.shape}")
+    return "holds" if float(np.abs(loop / correct - 1.0).max(initial=0.0)) <= EXPONENT_RTOL else "wrong"
+
+
 def doubled_exponent(d_model: int = 512, n_positions: int = 512) -> Evidence:
     """The loop ``for i in range(0, d, 2): sin(pos / 10000 ** (2 * i / d))`` (articles 000 and 003).
 
@@ -255,6 +268,10 @@ def doubled_exponent(d_model: int = 512, n_positions: int = 512) -> Evidence:
     fall twice as fast and the slowest pair reaches 10000^(-2 + 4/d). sin and cos of a pair use the same
     expression, so they still share a frequency. A pair "hardly moves" over a context of n positions when its
     total angle n * omega_k is below 0.1 radian.
+
+    Verdict (``exponent_verdict``): "holds" when the loop's frequencies are the paper's, every pair within a relative
+    difference of ``EXPONENT_RTOL``; "wrong" otherwise. For d = 2 there is only pair 0, omega_0 = 1 either way, and
+    the loop is right.
     """
     n, d = _checks.table_size(n_positions, d_model)
     k = np.arange((d + 1) // 2, dtype=np.float64)
@@ -262,7 +279,7 @@ def doubled_exponent(d_model: int = 512, n_positions: int = 512) -> Evidence:
     doubled = 10000.0 ** (-4.0 * k / d)
     still_correct, still_doubled = int((n * correct < 0.1).sum()), int((n * doubled < 0.1).sum())
     return Evidence(
-        "wrong",
+        exponent_verdict(correct, doubled),
         {
             "pairs": k.size,
             "still_correct": still_correct,
@@ -620,6 +637,19 @@ def sum_is_shift(d_model: int = 512, n_positions: int = 64) -> Evidence:
     )
 
 
+#: The share of a query's attention on future keys above which a bias without a causal mask counts as leaking.
+TRIL_FUTURE_MASS = 0.01
+
+
+def tril_verdict(masked_equal: bool, future_mass: float) -> str:
+    """The tril claim's rule: "wrong" unless tril plus a causal mask gives ALiBi's causal bias (``masked_equal``);
+    then "partly" if the largest share of attention any query puts on future keys with tril alone
+    (``future_mass``) exceeds ``TRIL_FUTURE_MASS``, else "holds"."""
+    if not masked_equal:
+        return "wrong"
+    return "partly" if future_mass > TRIL_FUTURE_MASS else "holds"
+
+
 def alibi_tril(n_heads: int = 8, seq_len: int = 16) -> Evidence:
     """``B = torch.tril(-m * |i - j|)`` as ALiBi's bias (article 001).
 
@@ -627,6 +657,11 @@ def alibi_tril(n_heads: int = 8, seq_len: int = 16) -> Evidence:
     future gets bias 0, the largest of the row, instead of -inf. With equal raw scores the weight query i puts
     on keys j > i is (L - 1 - i) / (sum_{j<=i} exp(-m (i - j)) + L - 1 - i). Only with a separate causal mask
     (-inf for j > i) does the result equal ALiBi's causal bias.
+
+    Verdict (``tril_verdict``): "wrong" if the tril matrix with a causal mask on top is not ALiBi's causal bias;
+    "partly" if it is, but without that mask some query of some head puts more than ``TRIL_FUTURE_MASS`` of its
+    attention on future keys (the condition the claim leaves out); "holds" if tril alone already keeps every query's
+    future share at or below that (e.g. a single token, which has no future).
     """
     h = _checks.positive_int("n_heads", n_heads, maximum=256)
     n = _checks.positive_int("seq_len", seq_len, maximum=1024)
@@ -639,12 +674,14 @@ def alibi_tril(n_heads: int = 8, seq_len: int = 16) -> Evidence:
     mass = (weights * future).sum(axis=2)
     masked = np.where(future, -np.inf, bias)
     causal = np.where(future, -np.inf, -slopes[:, None, None] * distance[None])
+    masked_equal = bool(np.array_equal(masked, causal))
     return Evidence(
-        "partly",
+        tril_verdict(masked_equal, float(mass.max())),
         {
             "first_query": float(mass[0, 0]),
             "head_0_mean": float(mass[0, :-1].mean()),
-            "masked_equal": bool(np.array_equal(masked, causal)),
+            "masked_equal": masked_equal,
+            "future_max": float(mass.max()),
         },
         {"bias": bias[0], "future_mass": mass},
     )

@@ -11,9 +11,11 @@ gives the even-indexed ones to the row and the odd-indexed ones to the column, a
     angle[p, d/4 + k] = c_p * theta_{2k+1}                          (column c_p)
 
 with pair i made of dimensions i and i + d/2 (transformers' ``PixtralVisionRotaryEmbedding`` and
-``rotate_half``). A pair thus only ever sees one direction: the score between two patches depends on their
-offset through (dr, dc) separately, never on a diagonal mix of the two. Heo et al.'s RoPE-Mixed instead turns
-pair i by r theta_i^r + c theta_i^c with learned (or fixed) frequencies for both axes.
+``rotate_half``). A pair thus only ever sees one direction, so for any query and key the score between two
+patches is f(dr) + g(dc), a function of the row offset plus a function of the column offset, never a non-separable
+mix of the two (the two diagonal offsets (1, 1) and (1, -1) score alike for q = k = ones, but not for q and k in
+general). Heo et al.'s RoPE-Mixed instead turns pair i by r theta_i^r + c theta_i^c with learned
+frequencies for both axes (posviz's ``views.rope_mixed_angles`` fixes them, as an illustration).
 """
 
 from __future__ import annotations

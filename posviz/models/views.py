@@ -9,12 +9,20 @@ turns pair t of a patch at (row r, column c) by
     angle_t = r * theta_t^y + c * theta_t^x,
 
 so each pair turns along a direction of the grid, (theta_t^y, theta_t^x) = |theta_t| (sin phi_t, cos phi_t), not
-along the rows or the columns alone as in axial 2-D RoPE (whose score is the same for offsets (dr, dc) and (dr, -dc):
-each pair sees |dr| or |dc| only). The paper learns both frequencies of every pair. Here they are fixed: the
-magnitudes are the 1-D frequencies of the head, |theta_t| = base^(-2t / d), t = 0 .. d/2 - 1, as axial 2-D RoPE
-uses them, and the directions are evenly spread over half a turn, phi_t = pi/2 - pi (t mod D) / D, D =
-``n_directions`` (with D = 8: every 22.5 degrees, the diagonals included). With D = 2 the even pairs turn along the
-rows and the odd ones along the columns: exactly axial 2-D RoPE (Pixtral), its pairs in another order.
+along the rows or the columns alone as in axial 2-D RoPE. An axial pair turns with dr or with dc alone, so for any
+q and k the axial score is f(dr) + g(dc), a function of the row offset plus a function of the column offset; a slanted
+pair puts both offsets into one angle, and RoPE-Mixed's score does not split into such a sum. (With q = k = ones,
+as ``rope_2d_similarity`` takes them, the axial score is also the same at (dr, dc) and (dr, -dc); with other q and k
+it is not.)
+
+The paper learns both frequencies of every pair: its code starts each head from one random angle alpha and its
+perpendicular, frequency vectors |theta_t| (cos alpha, sin alpha) and |theta_t| (cos(alpha + pi/2),
+sin(alpha + pi/2)) with magnitudes |theta_t| = 10^(-4t / d), t = 0 .. d/4 - 1, and trains them. Here they are
+fixed, posviz's illustration rather than the paper's: the magnitudes are the 1-D frequencies of the head,
+|theta_t| = base^(-2t / d), t = 0 .. d/2 - 1, as axial 2-D RoPE uses them, and the directions are evenly spread over
+half a turn, phi_t = pi/2 - pi (t mod D) / D, D = ``n_directions`` (with D = 8: every 22.5 degrees, the diagonals
+included). With D = 2 the even pairs turn along the rows and the odd ones along the columns: exactly axial 2-D RoPE
+(Pixtral), its pairs in another order.
 """
 
 from __future__ import annotations
@@ -70,8 +78,9 @@ def mrope_axis_score(inv_freq, axes, axis: int, distances) -> np.ndarray:
 def rope_mixed_angles(
     n_rows: int, n_cols: int, head_dim: int, *, base: float = 10000.0, n_directions: int = 8
 ) -> np.ndarray:
-    """The angle of every pair for every patch of an ``n_rows`` x ``n_cols`` grid (row-major) under RoPE-Mixed with
-    fixed, evenly spread directions (module docstring; Heo et al. 2024, arXiv:2403.13298): float64
+    """The angle of every pair for every patch of an ``n_rows`` x ``n_cols`` grid (row-major) in the form of RoPE-Mixed
+    (Heo et al. 2024, arXiv:2403.13298) with fixed, evenly spread directions, posviz's illustration of the learned
+    ones (module docstring): float64
     (n_rows * n_cols, head_dim / 2),
 
         angle[p, t] = base^(-2t / d) (r_p sin phi_t + c_p cos phi_t),   phi_t = pi/2 - pi (t mod D) / D,

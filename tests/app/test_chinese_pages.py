@@ -33,6 +33,7 @@ NAMES = {
     # functions and operators of the formulas
     *"sin cos tan ln log exp max min softmax clip round tril argmax mod sup br".split(),
     "pos",  # the position of the papers' formulas: PE(pos + k)
+    "dr", "dc",  # the row and column offsets of 2-D RoPE's score, f(dr) + g(dc)
     "base",  # the base of the frequencies, written beside 底数 and in formulas (the glossary)
     # the keys of a keyboard
     "Page", "Up", "Down",

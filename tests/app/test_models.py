@@ -261,7 +261,7 @@ def test_2d_similarity_is_that_of_rotated_ones(directions):
     axial_name = tr("en", "models.rope2d.axial")
     a = lines[f"{axial_name} · {tr('en', 'models.direction.diagonal')}"]
     b = lines[f"{axial_name} · {tr('en', 'models.direction.antidiagonal')}"]
-    np.testing.assert_allclose(a[:3], b[:3], atol=1e-6)  # axial cannot tell the two diagonals apart
+    np.testing.assert_allclose(a[:3], b[:3], atol=1e-6)  # with q = k = ones axial scores both diagonals alike
     assert a[1] == pytest.approx(expected[3 * 6 + 4], abs=1e-6)
 
 

@@ -191,3 +191,26 @@ def test_the_alibi_page_counts_heads_from_zero_and_says_so_once(lang):
     catalog = json.loads((ASSETS / "i18n" / lang / "alibi.json").read_text(encoding="utf-8"))
     assert not [k for k, v in catalog.items() if re.search(r"8h\s*/", v)]
     assert "2^(−8(h+1)/n)" in catalog["alibi.origin.text"]
+
+
+def test_texts_give_2_to_the_minus_8k_over_h_for_powers_of_two_only():
+    """2^(-8k/h), k = 1 .. h, is Press et al.'s rule only for a power-of-two h: for 12 heads their reference code
+    (``oracle.paper_alibi_slopes``) gives the 8 slopes of 8 heads and then 2^(-1/2), 2^(-3/2), 2^(-5/2), 2^(-7/2),
+    every other slope of 16 heads. The claim's verdict sentence and notice, and the ALiBi page's article note,
+    qualify the rule in both languages and list those slopes."""
+    import json
+
+    paper = np.asarray(oracle.paper_alibi_slopes(12))
+    assert not np.allclose(paper, 2.0 ** (-8.0 * np.arange(1, 13) / 12))
+    np.testing.assert_allclose(paper[:8], 2.0 ** -np.arange(1.0, 9.0), rtol=1e-12)
+    np.testing.assert_allclose(paper[8:], 2.0 ** -np.array([0.5, 1.5, 2.5, 3.5]), rtol=1e-12)
+    said = {"en": "power", "zh": "2 的幂"}
+    for lang in ("en", "zh"):
+        claims_text = json.loads((ASSETS / "i18n" / lang / "claims.json").read_text(encoding="utf-8"))
+        alibi_text = json.loads((ASSETS / "i18n" / lang / "alibi.json").read_text(encoding="utf-8"))
+        wrong = claims_text["claims.alibi.wrong"]
+        assert said[lang] in wrong and "2^(−8k/n)" in wrong, lang
+        listed = {"en": "2^(−1/2), 2^(−3/2), 2^(−5/2) and 2^(−7/2)", "zh": "2^(−1/2)、2^(−3/2)、2^(−5/2) 和 2^(−7/2)"}
+        assert listed[lang] in wrong, lang
+        assert said[lang] in claims_text["claims.alibi.notice"], lang
+        assert said[lang] in alibi_text["alibi.article.text"], lang

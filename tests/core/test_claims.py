@@ -119,6 +119,23 @@ def test_doubled_exponent_matches_article_000_loop():
     assert found.verdict == "wrong"
 
 
+def test_the_exponent_verdict_follows_the_frequencies():
+    """The verdict is the rule ``exponent_verdict`` applied to the two rules' frequencies: for d = 2 the article's
+    loop has only pair 0, where 10000^0 = 1 either way (a scalar loop of its own here), so the claim holds; and the
+    rule flips on constructed frequencies a relative 1e-6 apart but not on ones 1e-12 apart."""
+    loop = [2 * math.pi / (10000 ** (2 * i / 2)) for i in range(0, 2, 2)]
+    found = claims.check("exponent", d_model=2, n_positions=512)
+    np.testing.assert_allclose(found.arrays["wavelength_doubled"], loop, rtol=1e-15)
+    np.testing.assert_allclose(found.arrays["wavelength_correct"], loop, rtol=1e-15)
+    assert found.verdict == "holds"
+    assert claims.check("exponent", d_model=4).verdict == "wrong"  # pair 1: 10000^(-1) against 10000^(-1/2)
+    omega = 10000.0 ** (-2 * np.arange(8) / 16)
+    assert claims.exponent_verdict(omega, omega * (1 + 1e-12)) == "holds"
+    assert claims.exponent_verdict(omega, omega * np.r_[np.ones(7), 1 + 1e-6]) == "wrong"
+    with pytest.raises(ValueError, match="same pairs"):
+        claims.exponent_verdict(omega, omega[:-1])
+
+
 @FAST
 @given(st.integers(1, 200).map(lambda h: 2 * h))
 def test_row_norm_is_sqrt_half_d_not_sqrt_d(d):
@@ -360,7 +377,24 @@ def test_tril_bias_lets_attention_into_the_future():
         assert found.arrays["future_mass"][0, query] == pytest.approx(weights[query + 1 :].sum())
     assert found.numbers["first_query"] == pytest.approx(15 / 16)
     assert found.arrays["future_mass"][:, -1].max() == 0.0
+    assert found.numbers["future_max"] == pytest.approx(15 / 16)  # query 0 of every head: 15 zeros against one 0
     assert found.verdict == "partly"
+
+
+def test_the_tril_verdict_follows_the_future_attention():
+    """The verdict is ``tril_verdict`` of what the check measured: a single token has no future key, so tril alone
+    is ALiBi's causal bias and the claim holds; the rule flips with the future share around TRIL_FUTURE_MASS and
+    turns "wrong" when tril plus the mask is not the causal bias."""
+    alone = claims.check("tril", n_heads=8, seq_len=1)
+    assert alone.numbers["future_max"] == 0.0 and alone.numbers["masked_equal"] is True
+    assert alone.verdict == "holds"
+    two = claims.check("tril", n_heads=1, seq_len=2)  # query 0 of one head: exp(0) / (exp(0) + exp(0)) on key 1
+    assert two.numbers["future_max"] == pytest.approx(0.5)
+    assert two.verdict == "partly"
+    limit = claims.TRIL_FUTURE_MASS
+    assert claims.tril_verdict(True, limit / 2) == "holds"
+    assert claims.tril_verdict(True, 2 * limit) == "partly"
+    assert claims.tril_verdict(False, 0.0) == claims.tril_verdict(False, 0.9) == "wrong"
 
 
 def test_max_position_embeddings_matters_for_dynamic_and_yarn():

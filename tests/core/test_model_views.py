@@ -109,9 +109,10 @@ def test_rope_mixed_refuses_odd_settings():
         views.rope_mixed_angles(2, 2, 8, n_directions=1)
 
 
-def test_axial_rope_cannot_tell_the_two_diagonals_apart_but_mixed_can():
-    """Axial: the score depends on |dr| and |dc| separately through cosines, so (1, 1) and (1, -1) score the same;
-    RoPE-Mixed's diagonal directions tell them apart."""
+def test_with_q_and_k_ones_axial_rope_scores_both_diagonals_alike_but_mixed_does_not():
+    """With q = k = ones (the page's map) each axial pair scores cos(dr theta) or cos(dc theta), even in the offset,
+    so (1, 1) and (1, -1) score the same; RoPE-Mixed's slanted directions tell them apart. (With random q and k axial
+    RoPE tells them apart too: tests/core/test_rope_2d.py.)"""
     n = 9
     centre = 4 * n + 4
     for table, same in ((models.rope_2d_angles(n, n, 32), True), (views.rope_mixed_angles(n, n, 32), False)):
@@ -178,8 +179,8 @@ def test_line_profile_reads_the_grid_along_the_line_then_nan(step):
 
 
 def test_line_profile_of_an_axial_grid_is_the_same_on_both_diagonals():
-    """Axial 2-D RoPE sees |dr| and |dc| only: from the centre of a square grid, the similarity along the diagonal
-    and along the antidiagonal agree step by step."""
+    """With q = k = ones axial 2-D RoPE's score is even in dr and in dc: from the centre of a square grid, the
+    similarity along the diagonal and along the antidiagonal agree step by step."""
     angles = models.rope_2d_angles(9, 9, 16, base=100.0)
     grid = views.rope_2d_similarity(angles, 4 * 9 + 4).reshape(9, 9)
     length = views.steps_inside((9, 9), (4, 4), (1, 1))
@@ -187,3 +188,88 @@ def test_line_profile_of_an_axial_grid_is_the_same_on_both_diagonals():
     np.testing.assert_allclose(
         views.line_profile(grid, (4, 4), (1, 1), length), views.line_profile(grid, (4, 4), (1, -1), length), atol=1e-12
     )
+
+
+ASSETS = __import__("pathlib").Path(__file__).resolve().parents[2] / "assets"
+
+
+def models_catalog(lang: str) -> dict[str, str]:
+    import json
+
+    return json.loads((ASSETS / "i18n" / lang / "models.json").read_text(encoding="utf-8"))
+
+
+def models_text(lang: str) -> str:
+    return (ASSETS / "texts" / f"models.{lang}.md").read_text(encoding="utf-8")
+
+
+def test_rope_mixed_is_said_to_be_learned_and_the_fixed_directions_an_illustration():
+    """Heo et al. learn RoPE-Mixed's 2-D frequencies (initialised per head with a random angle and its perpendicular,
+    magnitudes theta^(-4t/d), theta = 10); the evenly spread fixed directions are posviz's illustration, and both
+    languages say so."""
+    words = {"en": ("learn", "illustration"), "zh": ("学习", "演示")}
+    for lang, (learned, illustration) in words.items():
+        catalog, text = models_catalog(lang), models_text(lang)
+        help_text = catalog["models.ctl.dirs.help"]
+        assert learned in help_text and illustration in help_text, lang
+        assert "θ^(−4t/d)" in help_text and "θ = 10" in help_text, lang
+        assert illustration in catalog["models.rope2d.mixed"] or "illustrating" in catalog["models.rope2d.mixed"]
+        assert learned in text and illustration in text, lang
+    assert "perpendicular" in models_catalog("en")["models.ctl.dirs.help"]
+    assert "垂直" in models_catalog("zh")["models.ctl.dirs.help"]
+
+
+def test_texts_say_axial_scores_are_a_sum_not_that_axial_cannot_tell_the_diagonals_apart():
+    """With random q and k axial 2-D RoPE does score the two diagonals differently (tests/core/test_rope_2d.py); what
+    it lacks is a non-separable dependence, s = f(dr) + g(dc). The texts say that, and say that the diagonals only
+    look the same for q = k = ones."""
+    wrong = {"en": "can tell the two diagonals apart", "zh": "能分辨两条对角线"}
+    ones = {"en": "q = k = ones", "zh": "q = k = 全 1"}
+    for lang in ("en", "zh"):
+        catalog, text = models_catalog(lang), models_text(lang)
+        for key, value in [*catalog.items(), ("models.md", text)]:
+            assert wrong[lang] not in value, (lang, key)
+        assert "f(dr) + g(dc)" in catalog["models.rope2d.similarity.notice"], lang
+        for key in ("models.rope2d.similarity.notice", "models.rope2d.directions.notice"):
+            assert ones[lang] in catalog[key], (lang, key)
+    assert "a function of the row offset plus a function of the column offset" in models_text("en")
+    assert "行偏移的一个函数加上列偏移的一个函数" in models_text("zh")
+
+
+def test_models_texts_say_what_llama_4_s_nope_layers_and_gemma_3_s_scaling_are():
+    """Llama 4's NoPE layers have no RoPE but do see order (the causal mask and, with attn_temperature_tuning, a query
+    scale that grows with the position: transformers' Llama4TextAttention); Gemma 3's global layers are linearly
+    scaled in the 4B, 12B and 27B checkpoints, and the 1B one has no rope_scaling."""
+    llama4 = models.preset("llama4_scout")
+    text_config = llama4.get("text_config", llama4)
+    assert text_config["attn_temperature_tuning"] is True
+    kinds = {group.layer.kind for group in models.model_positions(llama4).summary()}
+    assert kinds == {"rope", "nope"}
+    gemma = [g.layer for g in models.model_positions(models.preset("gemma3_4b")).summary()]
+    assert [layer.rope_type for layer in gemma] == ["default", "linear"]  # the 4B preset's global layers
+    en, zh = models_text("en"), models_text("zh")
+    assert "without any" not in en and "without RoPE" in en and "temperature" in en and "causal mask" in en
+    assert "完全没有位置信号" not in zh and "不用 RoPE" in zh and "温度" in zh and "因果掩码" in zh
+    assert "in the 4B, 12B and 27B models with\na linear scaling" in en and "(the 1B model has none)" in en
+    assert "4B、12B 和 27B 模型的全局层还加了线性缩放（1B 模型没有）" in zh
+
+
+def test_the_layer_map_calls_a_linear_attention_mixer_attention_without_softmax():
+    """A linear-attention mixer (kind "none") has no softmax attention and no position encoding of its own, but it is
+    still attention: neither language says the layer has none."""
+    en, zh = models_catalog("en"), models_catalog("zh")
+    assert "没有注意力" not in zh["models.map.notice"]
+    assert "没有 softmax 注意力" in zh["models.map.notice"] and zh["models.kind.none"] in zh["models.map.notice"]
+    assert "no softmax attention" in en["models.map.notice"] and en["models.kind.none"] in en["models.map.notice"]
+
+
+def test_the_wavelength_notice_says_only_what_the_wavelengths_show_of_windowed_layers():
+    """Within a window of W tokens a pair of wavelength lambda >> W turns through W / lambda of a turn at most: the
+    notice says such pairs tell distances apart only weakly, not that they "matter little"."""
+    window, wavelength = 1024, 2 * math.pi * 1e6 ** ((128 - 2) / 128)
+    assert window / wavelength < 0.01
+    en, zh = models_catalog("en"), models_catalog("zh")
+    assert "matter little" not in en["models.layers.wavelength.notice"]
+    assert "tells their distances apart only weakly" in en["models.layers.wavelength.notice"]
+    assert "作用不大" not in zh["models.layers.wavelength.notice"]
+    assert "只能微弱地区分它们的距离" in zh["models.layers.wavelength.notice"]

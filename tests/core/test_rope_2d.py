@@ -94,3 +94,67 @@ def test_bad_input_is_a_sentence(case):
     base = {"base": args[3]} if len(args) == 4 else {}
     with pytest.raises(ValueError, match=words):
         posviz.rope_2d_angles(*args[:3], **base)
+
+
+def rotated_scores(angles: np.ndarray, n_cols: int, q: np.ndarray, k: np.ndarray, patch: int) -> np.ndarray:
+    """q rotated at ``patch`` against k rotated at every patch, as a (rows, columns) grid: a scalar-free derivation
+    of RoPE's score, pair i made of dimensions i and i + d/2 (rotate_half), turned by ``angles[p, i]``."""
+    pairs = angles.shape[1]
+
+    def rotate(x, a):
+        x1, x2 = x[..., :pairs], x[..., pairs:]
+        return np.concatenate([x1 * np.cos(a) - x2 * np.sin(a), x2 * np.cos(a) + x1 * np.sin(a)], axis=-1)
+
+    query = rotate(q, angles[patch])
+    keys = rotate(np.broadcast_to(k, (angles.shape[0], k.size)), angles)
+    return (keys @ query).reshape(-1, n_cols)
+
+
+SIDE, CENTRE = 9, 4
+
+
+def offset_score(scores: np.ndarray, dr: int, dc: int) -> float:
+    return float(scores[CENTRE + dr, CENTRE + dc])
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_axial_tells_the_diagonals_apart_for_random_q_and_k(seed):
+    """The two diagonal neighbours (1, 1) and (1, -1) get the same axial score only for q = k = ones (the Models
+    page's map); with random q and k each pair's score |q_i||k_i| cos(delta + phi_i) is not even in the offset."""
+    head_dim = 16
+    angles = posviz.rope_2d_angles(SIDE, SIDE, head_dim, base=100.0)
+    ones = rotated_scores(angles, SIDE, np.ones(head_dim), np.ones(head_dim), CENTRE * SIDE + CENTRE)
+    assert offset_score(ones, 1, 1) == pytest.approx(offset_score(ones, 1, -1), abs=1e-12)
+    q, k = np.random.default_rng(seed).standard_normal((2, head_dim))
+    scores = rotated_scores(angles, SIDE, q, k, CENTRE * SIDE + CENTRE)
+    assert abs(offset_score(scores, 1, 1) - offset_score(scores, 1, -1)) > 1e-3
+    assert abs(offset_score(scores, 2, 2) - offset_score(scores, -2, 2)) > 1e-3
+
+
+def interaction(scores: np.ndarray, dr: int, dc: int) -> float:
+    """s(dr, dc) - s(dr, 0) - s(0, dc) + s(0, 0): 0 whenever s is a function of dr plus a function of dc."""
+    return (
+        offset_score(scores, dr, dc)
+        - offset_score(scores, dr, 0)
+        - offset_score(scores, 0, dc)
+        + offset_score(scores, 0, 0)
+    )
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_axial_scores_add_a_row_part_and_a_column_part_and_mixed_ones_do_not(seed):
+    """What axial 2-D RoPE lacks is a non-separable dependence on the offset: each of its pairs turns with dr or
+    with dc alone, so s(dr, dc) = f(dr) + g(dc) exactly, for any q and k. RoPE-Mixed's slanted pairs turn with
+    dr sin(phi) + dc cos(phi), and the interaction term is far from 0."""
+    from posviz.models.views import rope_mixed_angles
+
+    head_dim = 16
+    q, k = np.random.default_rng(seed).standard_normal((2, head_dim))
+    patch = CENTRE * SIDE + CENTRE
+    axial = rotated_scores(posviz.rope_2d_angles(SIDE, SIDE, head_dim, base=100.0), SIDE, q, k, patch)
+    mixed = rotated_scores(rope_mixed_angles(SIDE, SIDE, head_dim, base=10.0), SIDE, q, k, patch)
+    offsets = [(dr, dc) for dr in range(-CENTRE, CENTRE + 1) for dc in range(-CENTRE, CENTRE + 1)]
+    scale = np.abs(q) @ np.abs(k)
+    assert max(abs(interaction(axial, dr, dc)) for dr, dc in offsets) < 1e-12 * scale
+    assert max(abs(interaction(mixed, dr, dc)) for dr, dc in offsets) > 0.05 * scale
+    assert abs(interaction(mixed, 1, 1)) > 1e-3 and abs(interaction(mixed, 1, -1)) > 1e-3

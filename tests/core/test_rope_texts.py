@@ -74,3 +74,36 @@ def test_decay_notice_says_only_smaller_and_the_envelope_never_rises():
 def test_chinese_extension_notice_keeps_from_none_to_full():
     assert "from none to full" in catalog("en", "rope")["rope.ext.classes.notice"]
     assert "从完全不动平滑地增长到完全插值" in catalog("zh", "rope")["rope.ext.classes.notice"]
+
+
+def test_usage_intro_calls_the_weight_norms_a_counterpart_of_barbero_s_activation_norms():
+    """posviz measures the norms of W_q / W_k rows per pair; Barbero et al. (2025) measured query and key norms on
+    activations (Gemma 7B run on text). The intro says usage is a weight-only counterpart of theirs."""
+    en, zh = catalog("en", "usage")["usage.intro"], catalog("zh", "usage")["usage.intro"]
+    assert "weight-only counterpart" in en and "activations" in en
+    assert "the quantity Barbero" not in en
+    assert "只看权重的对应版本" in zh and "激活" in zh
+    assert "也就是 Barbero" not in zh
+
+
+def test_p_rope_share_sentence_describes_the_squared_mean_curve_it_computes():
+    """The share above the p-RoPE plot is sum over the dropped pairs of mean_i^2 / sum of mean_i^2, mean_i the usage
+    averaged over heads and layers (what the inspector passes to ``p_rope_share``). That is not the share of the
+    heads' squared norms, which do add up across pairs: the two differ, so the notice must name the first."""
+    from posviz.checkpoint import frequency_usage as fu
+
+    rng = np.random.default_rng(0)
+    usage = rng.gamma(2.0, size=(3, 4, 8))  # layers x heads x pairs, each a row-pair norm
+    dropped = np.arange(8) >= 6
+    mean = usage.mean(axis=(0, 1))
+    drawn = float(fu.p_rope_share(mean, dropped))
+    assert drawn == pytest.approx((mean[dropped] ** 2).sum() / (mean**2).sum(), rel=1e-12)
+    heads = float((usage[..., dropped] ** 2).sum() / (usage**2).sum())
+    assert abs(drawn - heads) > 1e-3
+    en, zh = catalog("en", "usage"), catalog("zh", "usage")
+    assert "squares the mean usage drawn here" in en["usage.prope.notice"]
+    assert "(squared norms add up across pairs)" not in en["usage.prope.notice"]
+    assert "squared mean usage" in en["usage.prope.share"]
+    assert "平均使用量逐一平方再求和" in zh["usage.prope.notice"]
+    assert "（范数的平方可以按维度对相加）" not in zh["usage.prope.notice"]
+    assert "平均使用量平方和" in zh["usage.prope.share"]
