@@ -123,7 +123,7 @@ class FrozenDict(dict):
     def _refuse(self, *args, **kwargs):
         raise TypeError("a layer's rope parameters are read-only; copy them with dict(...) to change them")
 
-    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
 
     def __reduce__(self):
         return (FrozenDict, (dict(self),))
