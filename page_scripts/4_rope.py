@@ -279,7 +279,9 @@ def config_explorer():
     unused_controls(t("param.n_positions"), t("param.head_dim"), t("param.base"), reason=t("rope.unused.config"))
     st.markdown(t("rope.cfg.intro"))
     names = list(rope_configs.PRESETS)
-    preset = CTL.radio("preset", names, "llama31_8b", names=rope_configs.PRESET_NAMES.get)
+    preset = CTL.radio(
+        "preset", names, "llama3_1_8b", names=rope_configs.PRESET_NAMES.get, aliases=rope_configs.PRESET_ALIASES
+    )
     if "cfg" not in st.session_state:  # a link carries an edited config.json as ?cfg=..., a preset as ?preset=...
         st.session_state["cfg"] = st.query_params.get("cfg") or rope_configs.preset_text(preset)
         st.session_state["cfg_preset"] = preset

@@ -17,6 +17,7 @@ import types
 
 import numpy as np
 
+from ..models import presets as _stored
 from . import _checks
 from .rope import (
     LAYOUTS,
@@ -479,83 +480,21 @@ def config_frequencies(config: str | dict) -> ConfigFrequencies:
     return ConfigFrequencies(parsed, parsed.plain_inv_freq(), scaled, attention)
 
 
-#: Published configurations, written from the RoPE-related values of each model's config.json on the Hugging Face
-#: Hub (only the keys ``read_config`` reads). The Qwen2.5 entry adds the YaRN block its model card recommends
-#: for inputs beyond 32,768 tokens; Llama 3.1 is written in the transformers 5 ``rope_parameters`` format.
-#: Pythia keeps GPT-NeoX's own names (``rotary_emb_base``, ``rotary_pct``: a quarter of each head rotates) and
-#: GPT-J its own (``n_embd``, ``n_head``, ``n_positions``, ``rotary_dim``: 64 of 256 dimensions, interleaved).
+#: The config box's presets: the models of posviz's one preset store (``posviz.models.presets``, published configs)
+#: whose layers rotate, in the order the box lists them.
 PRESETS: dict[str, dict] = {
-    "llama2_7b": {
-        "model_type": "llama",
-        "hidden_size": 4096,
-        "num_attention_heads": 32,
-        "max_position_embeddings": 4096,
-        "rope_theta": 10000.0,
-        "rope_scaling": None,
-    },
-    "mistral_7b": {
-        "model_type": "mistral",
-        "hidden_size": 4096,
-        "num_attention_heads": 32,
-        "max_position_embeddings": 32768,
-        "rope_theta": 10000.0,
-    },
-    "qwen2_7b": {
-        "model_type": "qwen2",
-        "hidden_size": 3584,
-        "num_attention_heads": 28,
-        "max_position_embeddings": 32768,
-        "rope_theta": 1000000.0,
-    },
-    "llama31_8b": {
-        "model_type": "llama",
-        "hidden_size": 4096,
-        "num_attention_heads": 32,
-        "max_position_embeddings": 131072,
-        "rope_parameters": {
-            "rope_type": "llama3",
-            "rope_theta": 500000.0,
-            "factor": 8.0,
-            "low_freq_factor": 1.0,
-            "high_freq_factor": 4.0,
-            "original_max_position_embeddings": 8192,
-        },
-    },
-    "qwen25_7b_yarn": {
-        "model_type": "qwen2",
-        "hidden_size": 3584,
-        "num_attention_heads": 28,
-        "max_position_embeddings": 32768,
-        "rope_theta": 1000000.0,
-        "rope_scaling": {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
-    },
-    "pythia_410m": {
-        "model_type": "gpt_neox",
-        "hidden_size": 1024,
-        "num_attention_heads": 16,
-        "max_position_embeddings": 2048,
-        "rotary_emb_base": 10000,
-        "rotary_pct": 0.25,
-    },
-    "gptj_6b": {
-        "model_type": "gptj",
-        "n_embd": 4096,
-        "n_head": 16,
-        "n_positions": 2048,
-        "rotary_dim": 64,
-    },
-}
+    name: {key: value for key, value in _stored.preset(name).items() if key != "_source"}
+    for name in (
+        "llama2_7b", "mistral_7b", "qwen2_7b", "llama3_1_8b", "qwen2_5_7b_yarn", "pythia_410m", "gptj_6b",
+        "phi3_5_mini", "deepseek_v3", "llama4_scout", "command_r7b", "gemma4_e2b",
+    )
+}  # fmt: skip
 
-#: What each preset is, for labels.
-PRESET_NAMES = {
-    "llama2_7b": "Llama-2-7B",
-    "mistral_7b": "Mistral-7B-v0.1",
-    "qwen2_7b": "Qwen2-7B-Instruct",
-    "llama31_8b": "Llama-3.1-8B",
-    "qwen25_7b_yarn": "Qwen2.5-7B-Instruct + YaRN ×4",
-    "pythia_410m": "Pythia-410M",
-    "gptj_6b": "GPT-J-6B",
-}
+#: What each preset is, for labels (the store's names).
+PRESET_NAMES = {name: _stored.PRESETS[name] for name in PRESETS}
+
+#: Names the box gave two presets before it read the one store; a link that names them still opens them.
+PRESET_ALIASES = {"llama31_8b": "llama3_1_8b", "qwen25_7b_yarn": "qwen2_5_7b_yarn"}
 
 
 def preset_text(name: str) -> str:

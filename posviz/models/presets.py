@@ -1,6 +1,8 @@
 """Published configs of today's model families, shipped with posviz (``presets/<name>.json``; nothing is
 downloaded). Each holds only the fields that decide positions, copied from the model's config.json on the Hugging
-Face Hub (and its model card, for Qwen2.5's YaRN block); ``"_source"`` names the model id."""
+Face Hub (and its model card, for Qwen2.5's YaRN block); ``"_source"`` names the model id. Gemma 4's is transformers
+5.24's own ``Gemma4Config`` defaults, which its docstring calls similar to google/gemma-4-e2b-it. The RoPE page's config
+box lists the rotating ones (``posviz.encodings.rope_configs.PRESETS``)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,11 @@ from importlib import resources
 
 #: Preset names, in the order a page lists them, and the model each one is.
 PRESETS: dict[str, str] = {
+    "llama2_7b": "Llama 2 7B",
     "llama3_1_8b": "Llama 3.1 8B",
     "llama3_2_1b": "Llama 3.2 1B",
     "llama4_scout": "Llama 4 Scout 17B-16E",
+    "qwen2_7b": "Qwen2 7B Instruct",
     "qwen2_5_7b_yarn": "Qwen2.5 7B Instruct + YaRN ×4",
     "qwen3_8b": "Qwen3 8B",
     "qwen3_next_80b": "Qwen3-Next 80B-A3B",
@@ -21,6 +25,7 @@ PRESETS: dict[str, str] = {
     "qwen3_vl_8b": "Qwen3-VL 8B Instruct",
     "gemma2_9b": "Gemma 2 9B",
     "gemma3_4b": "Gemma 3 4B",
+    "gemma4_e2b": "Gemma 4 (E2B-like: transformers' defaults)",
     "deepseek_v3": "DeepSeek-V3",
     "gpt_oss_20b": "gpt-oss-20b",
     "phi3_5_mini": "Phi-3.5 mini (LongRoPE)",

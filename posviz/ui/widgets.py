@@ -321,15 +321,19 @@ def url_select(label: str, options: list, *, key: str, default, format_func=str,
     return value
 
 
-def _url_choice(widget, label: str, options: list, *, key: str, default, format_func, **kwargs):
+def _url_choice(widget, label: str, options: list, *, key: str, default, format_func, aliases=None, **kwargs):
     """``widget`` (a radio or a selectbox) over ``options``, its value's code kept in the URL under ``key``. A value
     left in the session that is not an option here (another page's widget of the same key) gives way to the one this
-    control used last on this page, or to the default."""
+    control used last on this page, or to the default. ``aliases``: codes older links use, and the option each
+    means (the link's value is then used, and written back under its current code)."""
     given = link.incoming(key)
     if given is not None and (given or link.previous(key) is not None or st.session_state.get(key) not in options):
         # a link sets it; a value that is no option leaves the default (and the notice says so). A link without it
         # keeps a value set before the control was first drawn (by code, or a test's click).
-        st.session_state[key] = next((o for o in options if given and str(o) == given[-1]), default)
+        code = (aliases or {}).get(given[-1], given[-1]) if given else None
+        if code is not None and code != given[-1]:
+            link.explained(key)
+        st.session_state[key] = next((o for o in options if str(o) == code), default)
     elif st.session_state.get(key) not in options:  # another page's widget of the same key left its value
         remembered = link.previous(key)
         st.session_state[key] = remembered if remembered in options else default

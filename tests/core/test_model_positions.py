@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
+import inspect
 import json
 import math
 
@@ -170,12 +171,13 @@ def test_every_layer_matches_transformers(name):
 
 
 #: head_dim as the attention module sizes a query/key head (``XAttention.head_dim`` or the config's)
-def hf_head_dim(model_type: str, text) -> int:
+def hf_head_dim(model_type: str, text, index: int) -> int:
     if model_type == "deepseek_v3":
         return text.qk_head_dim
     if model_type == "gptj":
         return text.hidden_size // text.num_attention_heads
-    return getattr(text, "head_dim", None) or text.hidden_size // text.num_attention_heads
+    layer = text.per_layer_config[index]  # Gemma 4: its global layers have heads of global_head_dim
+    return getattr(layer, "head_dim", None) or layer.hidden_size // layer.num_attention_heads
 
 
 @pytest.mark.parametrize("name", [n for n in PRESETS if hf_config(n)[0] not in ROPE_FREE])
@@ -186,7 +188,7 @@ def test_head_sizes_rope_types_and_sections(name):
     for layer in got.layers:
         if layer.kind != "rope":
             continue
-        assert layer.head_dim == hf_head_dim(model_type, text)
+        assert layer.head_dim == hf_head_dim(model_type, text, layer.index)
         assert layer.rotary_dim <= layer.head_dim
         if model_type == "gptj":
             assert layer.rotary_dim == text.rotary_dim
@@ -561,6 +563,8 @@ def hf_rotated_basis(model_type: str, text, module, layer) -> np.ndarray:
     args = (layer.layer_type,) if hasattr(module, "layer_types") else ()
     cos, sin = module(x, position, *args)
     q = basis.view(1, size, 1, size)  # (batch, heads, seq, dim)
+    if "q" not in inspect.signature(modeling.apply_rotary_pos_emb).parameters:  # Gemma 4: one tensor at a time
+        return modeling.apply_rotary_pos_emb(q, cos, sin)[0, :, 0].numpy()
     if model_type == "deepseek_v3" and text.rope_interleave:
         return modeling.apply_rotary_pos_emb_interleave(q, q, cos, sin)[0][0, :, 0].numpy()
     return modeling.apply_rotary_pos_emb(q, q, cos, sin)[0][0, :, 0].numpy()

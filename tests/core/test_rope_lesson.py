@@ -432,7 +432,7 @@ def test_presets_match_transformers(name):
 
 
 def test_preset_values():
-    llama31 = rope_configs.parse_config(rope_configs.PRESETS["llama31_8b"])
+    llama31 = rope_configs.parse_config(rope_configs.PRESETS["llama3_1_8b"])
     assert (llama31.head_dim, llama31.base, llama31.max_position_embeddings) == (128, 500_000.0, 131072)
     assert llama31.original_max_position_embeddings == 8192
     assert {k: llama31.scaling[k] for k in ("factor", "low_freq_factor", "high_freq_factor")} == {
@@ -440,7 +440,7 @@ def test_preset_values():
         "low_freq_factor": 1.0,
         "high_freq_factor": 4.0,
     }
-    qwen = rope_configs.parse_config(rope_configs.PRESETS["qwen25_7b_yarn"])
+    qwen = rope_configs.parse_config(rope_configs.PRESETS["qwen2_5_7b_yarn"])
     assert (qwen.head_dim, qwen.base, qwen.rope_type) == (128, 1e6, "yarn")
     # YaRN x4 over 32,768 aims at 131,072 although max_position_embeddings stays 32,768
     assert (qwen.max_position_embeddings, qwen.target_context) == (32768, 131072)
