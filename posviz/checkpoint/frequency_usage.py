@@ -155,10 +155,14 @@ def _positions(config: dict) -> ModelPositions:
 
 def _kv_heads(text: dict, model_type: str, layer: LayerPositions, n_heads: int | None) -> int | None:
     """A layer's key-value heads as its attention builds them: ``num_key_value_heads`` (default one per query
-    head); Gemma 4's full-attention layers ``num_global_key_value_heads`` when ``attention_k_eq_v`` is set
-    (``Gemma4TextConfig``'s per-layer override)."""
+    head), overridden for the layer by a heterogeneous config's ``per_layer_config`` (as transformers saves Gemma
+    4's) or, in Gemma 4's published form, for its full-attention layers by ``num_global_key_value_heads`` when
+    ``attention_k_eq_v`` is set (``Gemma4TextConfig.__post_init__``)."""
     value = text.get("num_key_value_heads")
-    if (
+    per_layer = text.get("per_layer_config")
+    if isinstance(per_layer, dict) and isinstance(per_layer.get(str(layer.index)), dict):
+        value = per_layer[str(layer.index)].get("num_key_value_heads", value)
+    elif (
         model_type.startswith("gemma4")
         and layer.layer_type == "full_attention"
         and text.get("attention_k_eq_v")
