@@ -15,9 +15,12 @@ which the authors suspect carry semantic rather than positional information.
 
 Only the projections are read, one tensor at a time and, from safetensors files, in blocks of rows (one range read
 of the file each, after posviz's loader has validated the header), so memory stays near one block whatever the
-model's size, and no torch is needed for bfloat16. The model's geometry (heads, key-value heads, head_dim, rotated
-dimensions, pair layout, frequencies) comes from its config.json, read by ``_geometry`` the way transformers'
-config classes read it.
+model's size, and no torch is needed for bfloat16. The model's geometry (which layers rotate, head_dim, rotated
+dimensions, pair layout, frequencies) comes from its config.json through ``posviz.models.model_positions``, the
+project's one reader of configs; only the head counts are read here. Layers that rotate alike form a
+``RotaryGroup`` and are measured together on one frequency axis; a model with several groups (Gemma 3's local and
+global layers, Gemma 4's global heads of another size) is read one group at a time, and its NoPE layers are named,
+not measured.
 """
 
 from __future__ import annotations
@@ -30,11 +33,10 @@ import numpy as np
 
 from ..encodings import _checks
 from ..encodings.rope import rope_wavelength
-from ..encodings.rope_configs import parse_config, read_config
+from ..models import LayerPositions, ModelPositions, model_positions
 from .errors import CheckpointError
 from .safetensors_format import SafetensorsFile, bf16_to_float32
 from .sources import Model, open_model
-from .tables import ROPE_CONFIG_KEYS, ROPE_MODEL_TYPES
 
 # --------------------------------------------------------------------------------------------------------------------
 # errors
@@ -52,67 +54,233 @@ class ConfigMismatch(CheckpointError):
     """The config is missing, is not a RoPE config, or does not match the shapes of the weights."""
 
 
+class UnsupportedAttention(CheckpointError):
+    """The attention makes its queries or keys through a normalisation, so a quantity that needs them linear in the
+    input (the score pattern of a constant input) is not computed for it (DeepSeek-V3's latent attention)."""
+
+
 # --------------------------------------------------------------------------------------------------------------------
 # the model's geometry, from its config
 
+#: Text model types whose attention is multi-head latent attention (DeepSeek-V3's ``DeepseekV3Attention``).
+MLA_TYPES = frozenset({"deepseek_v3"})
 
-@dataclasses.dataclass(frozen=True)
-class Geometry:
-    """How a RoPE model splits its projections: heads, key-value heads, head_dim, rotated dimensions per head, pair
-    layout ("half": pair i is dims (i, i + r/2) of the first r; "interleaved": (2i, 2i + 1)), the model's inv_freq
-    (r/2 of them, highest frequency first) and the context it was pre-trained on."""
 
-    model_type: str | None
-    n_heads: int
-    n_kv_heads: int
+@dataclasses.dataclass(frozen=True, eq=False)
+class RotaryGroup:
+    """Layers that rotate alike, so that their pairs share one frequency axis: the same head sizes, rotated
+    dimensions, pair layout and frequencies. ``layers`` their indices; ``head_dim`` the query/key head size
+    (MLA: qk_nope_head_dim + qk_rope_head_dim); ``rotary_dim`` the dimensions the rotary embedding covers;
+    ``inv_freq`` all its rotary_dim / 2 frequencies, transformers' buffer (Gemma 4's ``proportional`` type keeps
+    zeros there for the pairs it does not turn); ``layer_type`` the first layer's (``layer_types``)."""
+
+    layers: tuple[int, ...]
     head_dim: int
     rotary_dim: int
     layout: str
     inv_freq: np.ndarray
+    layer_type: str | None
+    n_kv_heads: int
+
+    @property
+    def turning_pairs(self) -> int:
+        """Pairs with a frequency above zero (those the usage is measured on)."""
+        return int(np.count_nonzero(self.inv_freq > 0))
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Geometry:
+    """How one rotary group of a RoPE model splits its projections.
+
+    ``n_heads`` query heads and ``n_kv_heads`` key heads (MLA: one key head, the rotary key every head shares);
+    ``q_dims`` / ``k_dims``: (first, second) dimension of each turning pair inside a query head and a key head,
+    pair i turning at ``inv_freq[i]``; ``k_head_dim``: the size of a key head as its projection stores it (MLA:
+    the rotary key alone, qk_rope_head_dim). ``zero_pairs``: pairs of the rotary embedding whose frequency is 0
+    (Gemma 4's ``proportional`` rope type), left out of the usage. ``mla``: DeepSeek-V3's latent attention (queries
+    from ``q_proj`` or ``q_b_proj``, the rotary key from the last qk_rope_head_dim rows of ``kv_a_proj_with_mqa``),
+    with ``kv_lora_rank`` rows before the rotary key when the config gives it. ``groups``: every rotary group of the
+    model, ``group`` the index of this one; ``nope_layers``: the attention layers that do not rotate; ``n_layers``:
+    the model's number of decoder layers."""
+
+    model_type: str
+    n_heads: int | None
+    n_kv_heads: int | None
+    head_dim: int
+    k_head_dim: int
+    rotary_dim: int
+    layout: str
+    inv_freq: np.ndarray
+    q_dims: tuple[np.ndarray, np.ndarray]
+    k_dims: tuple[np.ndarray, np.ndarray]
+    zero_pairs: int
     training_context: int | None
+    mla: bool
+    kv_lora_rank: int | None
+    groups: tuple[RotaryGroup, ...]
+    group: int
+    nope_layers: tuple[int, ...]
+    n_layers: int
 
     @property
     def pairs(self) -> int:
-        return self.rotary_dim // 2
+        return int(self.inv_freq.size)
+
+    @property
+    def layers(self) -> tuple[int, ...]:
+        return self.groups[self.group].layers
 
 
-def _geometry(config: dict) -> Geometry:
-    """Read the attention geometry from a config.json dict. The one place that reads a config here: it goes
-    through ``rope_configs`` (transformers' attribute maps and defaults, GPT-NeoX's ``rotary_pct``, the scalings),
-    and only ``num_key_value_heads`` is read directly (default: one per query head, as every class has it).
-    A multimodal config (LLaVA and the like) keeps its language model's settings in ``text_config``: those are read
-    when the top level names no attention heads."""
+def _text_config(config: dict, positions: ModelPositions) -> dict:
+    """The part of a config.json that describes the decoder: a multimodal config's ``text_config`` when the model
+    read is its language model."""
     text = config.get("text_config")
-    if isinstance(text, dict) and not any(config.get(k) is not None for k in ("num_attention_heads", "n_head")):
-        config = text
-    rope_keys = any(config.get(k) is not None for k in ROPE_CONFIG_KEYS)
-    if not rope_keys and config.get("model_type") not in ROPE_MODEL_TYPES:
-        raise ConfigMismatch(
-            f"the config describes no RoPE model: expected rope_theta, rope_parameters or rope_scaling, or a RoPE "
-            f"model_type ({', '.join(sorted(ROPE_MODEL_TYPES))}); found model_type {config.get('model_type')!r}"
-        )
+    if isinstance(text, dict) and positions.text_model_type != config.get("model_type"):
+        return text
+    return config
+
+
+def _positions(config: dict) -> ModelPositions:
     try:
-        read, rope = read_config(config), parse_config(config)
+        positions = model_positions(config)
     except ValueError as exc:
-        raise ConfigMismatch(f"the model's config.json cannot be read as a RoPE config: {exc}") from None
-    if read.num_attention_heads is None:
-        raise ConfigMismatch("the config does not say how many attention heads the model has (num_attention_heads)")
-    n_heads = read.num_attention_heads
-    kv = config.get("num_key_value_heads") or n_heads
-    kv = _checks.positive_int("num_key_value_heads", kv)
-    if n_heads % kv:
-        raise ConfigMismatch(f"{n_heads} query heads cannot share {kv} key-value heads equally (num_key_value_heads)")
-    inv_freq, _ = rope.inv_freq()
-    return Geometry(
-        model_type=read.model_type,
-        n_heads=n_heads,
-        n_kv_heads=kv,
-        head_dim=read.head_dim,
-        rotary_dim=2 * len(inv_freq),
-        layout=rope.layout,
-        inv_freq=np.asarray(inv_freq, dtype=np.float64),
-        training_context=rope.original_max_position_embeddings,
+        raise ConfigMismatch(f"the model's config.json cannot be read: {exc}") from None
+    if not any(layer.kind == "rope" for layer in positions.layers):
+        kinds = ", ".join(sorted({layer.kind for layer in positions.layers}))
+        raise ConfigMismatch(
+            f"the config describes no RoPE model: expected layers that rotate, found model_type "
+            f"{config.get('model_type')!r} whose layers are {kinds}"
+        )
+    return positions
+
+
+def _kv_heads(text: dict, model_type: str, layer: LayerPositions, n_heads: int | None) -> int | None:
+    """A layer's key-value heads as its attention builds them: ``num_key_value_heads`` (default one per query
+    head), overridden for the layer by a heterogeneous config's ``per_layer_config`` (as transformers saves Gemma
+    4's) or, in Gemma 4's published form, for its full-attention layers by ``num_global_key_value_heads`` when
+    ``attention_k_eq_v`` is set (``Gemma4TextConfig.__post_init__``)."""
+    value = text.get("num_key_value_heads")
+    per_layer = text.get("per_layer_config")
+    if isinstance(per_layer, dict) and isinstance(per_layer.get(str(layer.index)), dict):
+        value = per_layer[str(layer.index)].get("num_key_value_heads", value)
+    elif (
+        model_type.startswith("gemma4")
+        and layer.layer_type == "full_attention"
+        and text.get("attention_k_eq_v")
+        and text.get("num_global_key_value_heads") is not None
+    ):
+        value = text["num_global_key_value_heads"]
+    if value is None:
+        return n_heads
+    return _checks.positive_int("num_key_value_heads", value)
+
+
+def _groups(positions: ModelPositions, text: dict, n_heads: int | None) -> tuple[RotaryGroup, ...]:
+    """The model's rotating layers, grouped by what decides their pairs (in order of first appearance)."""
+    found: dict[tuple, list[LayerPositions]] = {}
+    kv: dict[int, int | None] = {}
+    for layer in positions.layers:
+        if layer.kind != "rope":
+            continue
+        assert layer.inv_freq is not None and layer.head_dim is not None and layer.rotary_dim is not None
+        kv[layer.index] = _kv_heads(text, positions.text_model_type, layer, n_heads)
+        key = (layer.head_dim, layer.rotary_dim, layer.layout, layer.inv_freq.tobytes(), kv[layer.index])
+        found.setdefault(key, []).append(layer)
+    return tuple(
+        RotaryGroup(
+            layers=tuple(x.index for x in members),
+            head_dim=int(first.head_dim),  # type: ignore[arg-type]
+            rotary_dim=int(first.rotary_dim),  # type: ignore[arg-type]
+            layout=str(first.layout),
+            inv_freq=np.asarray(first.inv_freq, dtype=np.float64),
+            layer_type=first.layer_type,
+            n_kv_heads=kv[first.index],  # type: ignore[arg-type]
+        )
+        for members in found.values()
+        for first in members[:1]
     )
+
+
+def _geometry(config: dict, *, group: int | None = None, layer: int | None = None) -> Geometry:
+    """The geometry of one rotary group of the model a config.json dict describes (``group``: its index; ``layer``:
+    the group of that layer; neither: the first group). Every position setting comes from
+    ``posviz.models.model_positions``, the project's one reader of configs (transformers' config classes and the
+    rules of the modeling code); only the head counts are read here, from the (text) config: ``num_attention_heads``
+    (else taken from the weights, as the attention's ``view(..., -1, head_dim)`` does), ``num_key_value_heads``
+    and, for MLA, ``kv_lora_rank``."""
+    positions = _positions(config)
+    text = _text_config(config, positions)
+    heads = text.get("num_attention_heads", text.get("n_head"))
+    n_heads = None if heads is None else _checks.positive_int("num_attention_heads", heads)
+    groups = _groups(positions, text, n_heads)
+    nope = tuple(x.index for x in positions.layers if x.kind == "nope")
+    if layer is not None:
+        index = next((g for g, members in enumerate(groups) if layer in members.layers), None)
+        if index is None:
+            kind = next((x.kind for x in positions.layers if x.index == layer), None)
+            what = "has no rotary embedding (NoPE)" if kind == "nope" else "does not rotate"
+            if kind is None:
+                raise ValueError(f"the model has layers 0 to {positions.num_layers - 1}; there is no layer {layer}")
+            raise ValueError(
+                f"layer {layer} {what}, so it has no frequency usage; the layers that rotate are "
+                f"{_ranges([n for g in groups for n in g.layers])}"
+            )
+        group = index
+    group = 0 if group is None else group
+    if not 0 <= group < len(groups):
+        raise ValueError(f"the model has {len(groups)} groups of rotating layers (0 to {len(groups) - 1}); got {group}")
+    chosen = groups[group]
+    if n_heads is not None and chosen.n_kv_heads is not None and n_heads % chosen.n_kv_heads:
+        raise ConfigMismatch(
+            f"{n_heads} query heads cannot share {chosen.n_kv_heads} key-value heads equally (num_key_value_heads)"
+        )
+    turning = np.flatnonzero(chosen.inv_freq > 0)
+    mla = positions.text_model_type in MLA_TYPES
+    if mla:  # the rotary dims are the last qk_rope_head_dim of each query head and the whole of the rotary key
+        nope_dim = chosen.head_dim - chosen.rotary_dim
+        first, second = pair_dimensions(chosen.rotary_dim, chosen.rotary_dim, chosen.layout)
+        q_dims = (nope_dim + first[turning], nope_dim + second[turning])
+        k_dims = (first[turning], second[turning])
+        k_head_dim, kv_heads = chosen.rotary_dim, 1
+        rank = text.get("kv_lora_rank")
+        kv_lora_rank = None if rank is None else _checks.positive_int("kv_lora_rank", rank)
+    else:
+        first, second = pair_dimensions(chosen.head_dim, chosen.rotary_dim, chosen.layout)
+        q_dims = k_dims = (first[turning], second[turning])
+        k_head_dim, kv_heads, kv_lora_rank = chosen.head_dim, chosen.n_kv_heads, None
+    context = next((x.original_max_position_embeddings for x in positions.layers if x.index == chosen.layers[0]), None)
+    return Geometry(
+        model_type=positions.text_model_type,
+        n_heads=n_heads,
+        n_kv_heads=kv_heads,
+        head_dim=chosen.head_dim,
+        k_head_dim=k_head_dim,
+        rotary_dim=chosen.rotary_dim,
+        layout=chosen.layout,
+        inv_freq=chosen.inv_freq[turning],
+        q_dims=q_dims,
+        k_dims=k_dims,
+        zero_pairs=int(chosen.inv_freq.size - turning.size),
+        training_context=context or positions.original_max_position_embeddings or positions.max_position_embeddings,
+        mla=mla,
+        kv_lora_rank=kv_lora_rank,
+        groups=groups,
+        group=group,
+        nope_layers=nope,
+        n_layers=positions.num_layers,
+    )
+
+
+def _ranges(numbers) -> str:
+    """0, 1, 2, 5 -> '0-2, 5'."""
+    numbers = sorted(numbers)
+    parts, start = [], None
+    for i, n in enumerate(numbers):
+        if start is None:
+            start = n
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            parts.append(str(start) if start == n else f"{start}-{n}")
+            start = None
+    return ", ".join(parts)
 
 
 def pair_dimensions(head_dim: int, rotary_dim: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
@@ -141,6 +309,9 @@ _NAME = re.compile(
 #: Phi-3 ``qkv_proj``: [all query heads | all key heads | all value heads] (``Phi3Attention.forward``);
 #: GPT-NeoX ``query_key_value``: for each head in turn its [q | k | v] (``.view(..., -1, 3 * head_size)``, then
 #: ``chunk(3)``).
+#: Separate projections: queries and keys, and MLA's queries (``q_b_proj`` after a low-rank ``q_a_proj``) and its
+#: latent with the rotary key (``kv_a_proj_with_mqa``).
+SEPARATE_NAMES = ("q_proj", "k_proj", "q_b_proj", "kv_a_proj_with_mqa")
 FUSED_NAMES = ("qkv_proj", "query_key_value", "Wqkv", "W_pack", "c_attn", "qkv", "in_proj")
 KNOWN_FUSED = {("phi3", "qkv_proj"): "concatenated", ("gpt_neox", "query_key_value"): "per_head"}
 
@@ -240,7 +411,7 @@ class _Layer:
     q_key: str
     k_key: str
     q_rows: np.ndarray  # (n_heads, head_dim)
-    k_rows: np.ndarray  # (n_kv_heads, head_dim)
+    k_rows: np.ndarray  # (n_kv_heads, k_head_dim)
 
     @property
     def fused(self) -> bool:
@@ -254,12 +425,13 @@ class _Layer:
 
 
 def _find_layers(weights: _Weights, geo: Geometry) -> dict[int, _Layer]:
-    """Every layer's query/key projections, checked against the config's shapes."""
+    """The query/key projections of every layer of the group ``geo`` describes, checked against the config's
+    shapes; layers of other groups (other frequencies, or NoPE) are not read."""
     shapes = weights.shapes()
     found: dict[str, dict[int, dict[str, str]]] = {}
     for name in shapes:
         match = _NAME.match(name)
-        if match and match["proj"] in ("q_proj", "k_proj", *FUSED_NAMES):
+        if match and match["proj"] in (*SEPARATE_NAMES, *FUSED_NAMES):
             found.setdefault(match["stack"], {}).setdefault(int(match["layer"]), {})[match["proj"]] = name
     if not found:
         found_text = f"{len(shapes):,} tensors such as {', '.join(list(shapes)[:4])}" if shapes else "no tensors at all"
@@ -273,39 +445,101 @@ def _find_layers(weights: _Weights, geo: Geometry) -> dict[int, _Layer]:
     stacks = sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))
     layers: dict[int, _Layer] = {}
     errors = []
-    for _, stack in stacks:
+    wanted = set(geo.layers)
+    for stack_name, stack in stacks:
         try:
-            layers = {n: _layer(weights.name, projections, shapes, geo, n) for n, projections in stack.items()}
-            break
+            beyond = [n for n in stack if n >= geo.n_layers]
+            if beyond:
+                raise ConfigMismatch(
+                    f"{weights.name}: the config gives {geo.n_layers} layers (num_hidden_layers), but "
+                    f"{stack_name} has a layer {max(beyond)}; the config.json does not belong to these weights"
+                )
+            layers = {
+                n: _layer(weights.name, projections, shapes, geo, n) for n, projections in stack.items() if n in wanted
+            }
+            if layers:
+                break
         except (ConfigMismatch, UnknownFusedLayout, NoAttentionProjections) as exc:  # perhaps another stack fits
             errors.append(exc)
     if not layers:
-        raise errors[0]
+        if errors:
+            raise errors[0]
+        raise NoAttentionProjections(
+            f"{weights.name} has projections for layers {_ranges(stacks[0][1])}, but the layers that rotate with "
+            f"these frequencies are {_ranges(geo.layers)}"
+        )
     return dict(sorted(layers.items()))
 
 
+def _heads(name: str, key: str, shape: tuple, heads: int | None, head_dim: int, what: str) -> int:
+    """How many heads of ``head_dim`` rows tensor ``key`` holds: ``heads`` (the config's, checked against the
+    shape), or when the config does not say, its rows / head_dim as the attention's view makes them."""
+    if heads is None:
+        if len(shape) != 2 or shape[0] % head_dim or not shape[0]:
+            raise ConfigMismatch(
+                f"{name}: the config gives head_dim {head_dim}, so {key} should have a multiple of {head_dim} rows "
+                f"(its {what} heads), but the weight has shape {tuple(shape)}; the config.json does not belong to "
+                "these weights"
+            )
+        return int(shape[0]) // head_dim
+    _expect_rows(name, key, shape, heads * head_dim, f"{heads} {what} heads x head_dim {head_dim}")
+    return heads
+
+
 def _layer(name: str, projections: dict[str, str], shapes: dict, geo: Geometry, n: int) -> _Layer:
-    hd, nq, nkv = geo.head_dim, geo.n_heads, geo.n_kv_heads
+    hd, khd = geo.head_dim, geo.k_head_dim
+    if geo.mla:  # DeepseekV3Attention: q_proj (or q_b_proj after q_a_proj) and kv_a_proj_with_mqa
+        q_name = "q_b_proj" if "q_b_proj" in projections else "q_proj"
+        missing = [p for p in (q_name, "kv_a_proj_with_mqa") if p not in projections]
+        if missing:
+            raise NoAttentionProjections(
+                f"{name}: layer {n} of this multi-head latent attention model has no {missing[0]}.weight; expected "
+                "q_proj (or q_b_proj) and kv_a_proj_with_mqa"
+            )
+        q_key, k_key = projections[q_name], projections["kv_a_proj_with_mqa"]
+        nq = _heads(name, q_key, shapes[q_key], geo.n_heads, hd, "query")
+        shape = shapes[k_key]
+        if geo.kv_lora_rank is not None:
+            rows = geo.kv_lora_rank + khd
+            _expect_rows(name, k_key, shape, rows, f"kv_lora_rank {geo.kv_lora_rank} + qk_rope_head_dim {khd}")
+        elif len(shape) != 2 or shape[0] <= khd:
+            raise ConfigMismatch(
+                f"{name}: {k_key} should hold the latent rows and then the qk_rope_head_dim = {khd} rows of the "
+                f"rotary key, but the weight has shape {tuple(shape)}"
+            )
+        start = int(shape[0]) - khd  # the rotary key: the last qk_rope_head_dim rows, one head shared by all
+        q_rows = np.arange(nq)[:, None] * hd + np.arange(hd)
+        return _Layer(q_key, k_key, q_rows, start + np.arange(khd)[None, :])
     dims = np.arange(hd)
     if "q_proj" in projections or "k_proj" in projections:
         missing = [p for p in ("q_proj", "k_proj") if p not in projections]
         if missing:
             raise NoAttentionProjections(f"{name}: layer {n} has no {missing[0]}.weight beside its other projection")
         q_key, k_key = projections["q_proj"], projections["k_proj"]
-        for key, heads, what in ((q_key, nq, "query"), (k_key, nkv, "key-value")):
-            _expect_rows(name, key, shapes[key], heads * hd, f"{heads} {what} heads x head_dim {hd}")
+        nq = _heads(name, q_key, shapes[q_key], geo.n_heads, hd, "query")
+        nkv = _heads(name, k_key, shapes[k_key], geo.n_kv_heads, hd, "key-value")
+        if nq % nkv:
+            raise ConfigMismatch(f"{name}: {nq} query heads cannot share the {nkv} key-value heads of {k_key} equally")
         q_rows = np.arange(nq)[:, None] * hd + dims
         k_rows = np.arange(nkv)[:, None] * hd + dims
         return _Layer(q_key, k_key, q_rows, k_rows)
-    fused_name = next(iter(projections))
+    fused_name = next((p for p in projections if p in FUSED_NAMES), None)
+    if fused_name is None:
+        raise NoAttentionProjections(
+            f"{name}: layer {n} has {', '.join(sorted(projections))} but no q_proj / k_proj or fused projection"
+        )
     key = projections[fused_name]
-    layout = KNOWN_FUSED.get((geo.model_type, fused_name))  # type: ignore[arg-type]
+    layout = KNOWN_FUSED.get((geo.model_type, fused_name))
     if layout is None:
         known = ", ".join(f"{p} of model_type {t!r}" for t, p in KNOWN_FUSED)
         raise UnknownFusedLayout(
             f"{name}: the queries and keys are fused in {key} (model_type {geo.model_type!r}), and posviz does not "
             f"know how this model splits it; it knows {known}"
         )
+    nq = geo.n_heads
+    if nq is None:
+        raise ConfigMismatch(f"{name}: the config does not say how many attention heads share {key}")
+    nkv = geo.n_kv_heads or nq
     if layout == "concatenated":  # Phi-3: q heads, then k heads, then v heads
         _expect_rows(name, key, shapes[key], (nq + 2 * nkv) * hd, f"({nq} query + 2 x {nkv} key-value heads) x {hd}")
         q_rows = np.arange(nq)[:, None] * hd + dims
@@ -325,24 +559,35 @@ def _expect_rows(name: str, key: str, shape: tuple, rows: int, why: str) -> None
         )
 
 
-def _prepare(source, config: dict | None) -> tuple[_Weights, Geometry, dict[int, _Layer]]:
+def _prepare(
+    source, config: dict | None, *, group: int | None = None, layer: int | None = None
+) -> tuple[_Weights, Geometry, dict[int, _Layer]]:
     weights = _Weights(source, config)
     if not weights.config:
         raise ConfigMismatch(
             f"{weights.name} comes without a config.json, which says how the heads and rotary pairs are laid out; "
             "open the model's folder, or pass config="
         )
-    geo = _geometry(weights.config)
+    geo = _geometry(weights.config, group=group, layer=layer)
     return weights, geo, _find_layers(weights, geo)
 
 
-def _chosen(found: dict[int, _Layer], layers, name: str) -> list[int]:
+def _chosen(found: dict[int, _Layer], layers, name: str, geo: Geometry) -> list[int]:
     if layers is None:
         return list(found)
     chosen = [int(n) for n in np.atleast_1d(np.asarray(layers))]
-    missing = [n for n in chosen if n not in found]
-    if missing:
-        raise ValueError(f"{name} has layers {min(found)} to {max(found)}; there is no layer {missing[0]}")
+    for n in chosen:
+        if n in found:
+            continue
+        if n in geo.nope_layers:
+            raise ValueError(f"layer {n} of {name} has no rotary embedding (NoPE), so it has no frequency usage")
+        other = next((g for g, members in enumerate(geo.groups) if n in members.layers and g != geo.group), None)
+        if other is not None:
+            raise ValueError(
+                f"layer {n} of {name} rotates with other frequencies than layer {chosen[0]} (group {other}, not "
+                f"{geo.group}); read the layers of one group at a time"
+            )
+        raise ValueError(f"{name} has layers {min(found)} to {max(found)}; there is no layer {n}")
     return chosen
 
 
@@ -367,10 +612,19 @@ def _row_products(weights: _Weights, key: str, rows: int, hidden: np.ndarray) ->
 
 @dataclasses.dataclass(frozen=True)
 class FrequencyUsage:
-    """The Frobenius norm of the two weight rows feeding each rotary pair of each head:
-    ``query`` (layers, heads, pairs), ``key`` (layers, kv_heads, pairs); pair i turns at ``inv_freq[i]`` (highest
-    frequency first), its wavelength 2 pi / theta_i positions. ``layers`` the layer numbers read; ``layout`` the
-    pair layout; ``training_context`` the context the model was pre-trained on, when the config gives it."""
+    """The Frobenius norm of the two weight rows feeding each rotary pair of each head, for one rotary group of
+    layers (``RotaryGroup``: the layers that share head sizes, layout and frequencies, so one frequency axis):
+    ``query`` (layers, heads, pairs), ``key`` (layers, kv_heads, pairs; MLA: one key head, the rotary key all heads
+    share); pair i turns at ``inv_freq[i]`` (highest frequency first), its wavelength 2 pi / theta_i positions.
+    ``layers`` the layer numbers read; ``layout`` the model's pairing ("half": dims i and i + rotary_dim / 2;
+    "interleaved": 2i and 2i + 1), ``head_dim`` the query head size and ``rotary_dim`` the dimensions its rotary
+    embedding covers; ``zero_frequency_pairs`` the pairs of that embedding whose frequency is 0 (Gemma 4's
+    ``proportional`` rope type), which never turn, have an infinite wavelength and are left out of the pairs here
+    as the unrotated dims of a partial RoPE are; ``training_context`` the context the model was pre-trained on,
+    when the config gives it. ``groups`` every rotary group of the model and ``group`` the index of the one read;
+    ``nope_layers`` the attention layers without a rotary embedding (SmolLM3's, Llama 4's every fourth, Cohere2's
+    full-attention layers), never measured as rotating; ``mla`` whether the model is DeepSeek-V3's multi-head latent
+    attention."""
 
     query: np.ndarray
     key: np.ndarray
@@ -381,10 +635,20 @@ class FrequencyUsage:
     rotary_dim: int
     training_context: int | None
     model_type: str | None
+    nope_layers: tuple[int, ...] = ()
+    groups: tuple[RotaryGroup, ...] = ()
+    group: int = 0
+    zero_frequency_pairs: int = 0
+    mla: bool = False
 
     @property
     def wavelength(self) -> np.ndarray:
         return rope_wavelength(self.inv_freq)
+
+    @property
+    def other_groups(self) -> tuple[RotaryGroup, ...]:
+        """The rotary groups not read here (their layers rotate with other frequencies or head sizes)."""
+        return tuple(g for i, g in enumerate(self.groups) if i != self.group)
 
     def layer_means(self, which: str = "query") -> np.ndarray:
         """(layers, pairs): the usage of each pair averaged over the heads of each layer (``which``: "query" or
@@ -401,33 +665,46 @@ class FrequencyUsage:
         return self.query if which == "query" else self.key
 
 
-def rope_frequency_usage(source, *, layers=None, config: dict | None = None) -> FrequencyUsage:
-    """Barbero et al. (2025)'s per-frequency norms for a RoPE checkpoint.
+def rope_frequency_usage(
+    source, *, layers=None, group: int | None = None, config: dict | None = None
+) -> FrequencyUsage:
+    """Barbero et al. (2025)'s per-frequency norms for a RoPE checkpoint, over one group of layers that rotate alike.
 
     ``source``: a model folder (``model.safetensors`` or shards with ``model.safetensors.index.json``, or a
     PyTorch ``pytorch_model.bin``), one weights file, or a state dict (name -> numpy array or torch tensor).
     ``config``: the config.json as a dict, needed for a state dict and for a file without a config.json beside it.
+    ``layers``: layer numbers to read, all of one rotary group (default: every layer of the group); ``group``: the
+    index of the rotary group (``FrequencyUsage.groups``) when ``layers`` is not given (default 0, the group of the
+    first rotating layer). A model whose layers rotate with different frequencies or head sizes (Gemma 3's local and
+    global layers, Gemma 4's global heads of another size) has several groups, read one at a time, never mixed under
+    one frequency axis; NoPE layers belong to none and are listed in ``nope_layers``.
 
-    For head h and pair i, with (a, b) the pair's two dims (``pair_dimensions``) and W the rows of head h in the
-    query (key) projection as the model splits it (separate ``q_proj`` / ``k_proj``; Phi-3's ``qkv_proj``;
-    GPT-NeoX's per-head ``query_key_value``): usage = sqrt(|W_a|^2 + |W_b|^2), the Frobenius norm of the 2 x hidden
-    block that produces pair i. Biases are not included. Grouped-query models have ``key`` per key-value head.
+    For head h and pair i, with (a, b) the pair's two dims as the model pairs them (its layout; MLA: inside the last
+    qk_rope_head_dim dims of each query head, and the rotary key's) and W the rows of head h in the query (key)
+    projection as the model splits it (separate ``q_proj`` / ``k_proj``; Phi-3's ``qkv_proj``; GPT-NeoX's per-head
+    ``query_key_value``; DeepSeek-V3's ``q_proj`` or ``q_b_proj`` and the last qk_rope_head_dim rows of
+    ``kv_a_proj_with_mqa``): usage = sqrt(|W_a|^2 + |W_b|^2), the Frobenius norm of the 2 x input block that produces
+    pair i. Biases and norms (the input's, the latent's, a per-head q_norm / k_norm) are not included; for MLA with a
+    low-rank query the input of ``q_b_proj`` is the normalised latent. Grouped-query models have ``key`` per
+    key-value head.
 
     Raises ``NoAttentionProjections`` (no q/k weights), ``UnknownFusedLayout`` (a fused weight whose split is not
     known for the model type) or ``ConfigMismatch`` (no config, not RoPE, or shapes that disagree with it), each a
     ``CheckpointError`` whose sentence names what was expected and what was found.
     """
-    weights, geo, found = _prepare(source, config)
-    chosen = _chosen(found, layers, weights.name)
-    first, second = pair_dimensions(geo.head_dim, geo.rotary_dim, geo.layout)
-    query = np.empty((len(chosen), geo.n_heads, geo.pairs))
-    key = np.empty((len(chosen), geo.n_kv_heads, geo.pairs))
+    first = None if layers is None else int(np.atleast_1d(np.asarray(layers))[0])
+    weights, geo, found = _prepare(source, config, group=group, layer=first)
+    chosen = _chosen(found, layers, weights.name, geo)
+    (q_first, q_second), (k_first, k_second) = geo.q_dims, geo.k_dims
+    some = found[chosen[0]]
+    query = np.empty((len(chosen), len(some.q_rows), geo.pairs))
+    key = np.empty((len(chosen), len(some.k_rows), geo.pairs))
     for slot, n in enumerate(chosen):  # one layer's tensors at a time
         layer = found[n]
         q_energy = _row_energy(weights, layer.q_key, layer.rows_needed(layer.q_key))
         k_energy = q_energy if layer.fused else _row_energy(weights, layer.k_key, layer.rows_needed(layer.k_key))
-        query[slot] = np.sqrt(q_energy[layer.q_rows[:, first]] + q_energy[layer.q_rows[:, second]])
-        key[slot] = np.sqrt(k_energy[layer.k_rows[:, first]] + k_energy[layer.k_rows[:, second]])
+        query[slot] = np.sqrt(q_energy[layer.q_rows[:, q_first]] + q_energy[layer.q_rows[:, q_second]])
+        key[slot] = np.sqrt(k_energy[layer.k_rows[:, k_first]] + k_energy[layer.k_rows[:, k_second]])
     return FrequencyUsage(
         query=query,
         key=key,
@@ -438,6 +715,11 @@ def rope_frequency_usage(source, *, layers=None, config: dict | None = None) -> 
         rotary_dim=geo.rotary_dim,
         training_context=geo.training_context,
         model_type=geo.model_type,
+        nope_layers=geo.nope_layers,
+        groups=geo.groups,
+        group=geo.group,
+        zero_frequency_pairs=geo.zero_pairs,
+        mla=geo.mla,
     )
 
 
@@ -496,13 +778,17 @@ class ScorePattern:
         return self.score.max(axis=1) - self.score.min(axis=1)
 
 
-def rope_score_pattern(q, k, inv_freq, distances, *, layout: str = "half") -> ScorePattern:
+def rope_score_pattern(q, k, inv_freq, distances, *, layout: str = "half", dims=None) -> ScorePattern:
     """For q (heads, head_dim) and k (kv_heads, head_dim) in the model's layout (query head h reads key-value
     head h // (heads / kv_heads)), pair i as the complex numbers z_q = q_a + i q_b and z_k = k_a + i k_b:
     RoPE multiplies them by e^{i m theta_i} and e^{i n theta_i}, so
 
         q_m . k_n = sum_i Re(z_q conj(z_k) e^{i (m - n) theta_i}) + q_pass . k_pass
                   = sum_i |q_i| |k_i| cos((m - n) theta_i + phi_i) + constant,   phi_i = arg z_q - arg z_k.
+
+    ``dims``: (first, second) dimension of each pair, when they are not ``pair_dimensions`` of the first
+    2 len(inv_freq) dims in ``layout`` (Gemma 4's proportional RoPE pairs i with i + head_dim / 2 and leaves out the
+    pairs at zero frequency, whose dims count in the constant).
     """
     q = np.atleast_2d(np.asarray(q, dtype=np.float64))
     k = np.atleast_2d(np.asarray(k, dtype=np.float64))
@@ -510,7 +796,12 @@ def rope_score_pattern(q, k, inv_freq, distances, *, layout: str = "half") -> Sc
     d = np.asarray(distances, dtype=np.float64)
     if q.shape[1] != k.shape[1] or q.shape[0] % k.shape[0]:
         raise ValueError(f"q {q.shape} and k {k.shape}: heads must share key-value heads equally, with one head_dim")
-    first, second = pair_dimensions(q.shape[1], 2 * theta.size, layout)
+    if dims is None:
+        first, second = pair_dimensions(q.shape[1], 2 * theta.size, layout)
+    else:
+        first, second = np.asarray(dims[0]), np.asarray(dims[1])
+    if first.shape != theta.shape or second.shape != theta.shape:
+        raise ValueError(f"dims must give two dimensions for each of the {theta.size} frequencies")
     k = np.repeat(k, q.shape[0] // k.shape[0], axis=0)
     zq = q[:, first] + 1j * q[:, second]
     zk = k[:, first] + 1j * k[:, second]
@@ -530,8 +821,14 @@ def head_score_pattern(source, layer: int, distances, *, hidden=None, config: di
     """The positional score pattern (``rope_score_pattern``) every head of ``layer`` implies for a constant input:
     q = W_q x, k = W_k x (biases included, as the model adds them), x = ``hidden`` or, by default, the mean row of
     the token embedding. A head whose pattern swings with distance is positional; a flat one is not."""
-    weights, geo, found = _prepare(source, config)
-    (n,) = _chosen(found, [layer], weights.name)
+    weights, geo, found = _prepare(source, config, layer=int(layer))
+    (n,) = _chosen(found, [layer], weights.name, geo)
+    if geo.mla:
+        raise UnsupportedAttention(
+            f"{weights.name} uses multi-head latent attention: its keys (and, with q_lora_rank, its queries) pass "
+            "through an RMSNorm of a latent before they are made, so q . k of a constant input is not read off the "
+            "weights; its score pattern is not drawn (the frequency usage is)"
+        )
     shapes = weights.shapes()
     if hidden is None:
         hidden = _mean_embedding(weights, shapes)
@@ -540,7 +837,7 @@ def head_score_pattern(source, layer: int, distances, *, hidden=None, config: di
     if x.shape != (cols,):
         raise ValueError(f"the constant input must be one vector of the model's width {cols}; got shape {x.shape}")
     q, k = _projected(weights, found[n], x, shapes)
-    return rope_score_pattern(q, k, geo.inv_freq, distances, layout=geo.layout)
+    return rope_score_pattern(q, k, geo.inv_freq, distances, layout=geo.layout, dims=geo.q_dims)
 
 
 def _mean_embedding(weights: _Weights, shapes: dict) -> np.ndarray:

@@ -661,13 +661,17 @@ from posviz.checkpoint import frequency_usage as usage_core  # noqa: E402  (this
 from posviz.figures import frequency_usage as usage_figures  # noqa: E402
 
 
-def rope_frequency_usage(source, *, layers=None, config: dict | None = None) -> tuple[str, usage_core.FrequencyUsage]:
-    """``(fingerprint, posviz.rope_frequency_usage(source, layers=layers, config=config))``, kept in ``TABLES`` by
-    the source's content fingerprint (``posviz.checkpoint.fingerprint``), the layers and the config, like
-    :func:`checkpoint`; its arrays are read-only."""
+def rope_frequency_usage(
+    source, *, layers=None, group: int | None = None, config: dict | None = None
+) -> tuple[str, usage_core.FrequencyUsage]:
+    """``(fingerprint, posviz.rope_frequency_usage(source, layers=layers, group=group, config=config))``, kept in
+    ``TABLES`` by the source's content fingerprint (``posviz.checkpoint.fingerprint``), the layers, the rotary group
+    and the config, like :func:`checkpoint`; its arrays are read-only."""
     digest = ckpt.fingerprint(source)
-    key = ("frequency_usage", digest, _key(layers), _key(config))
-    return digest, TABLES.get(key, lambda: usage_core.rope_frequency_usage(source, layers=layers, config=config))
+    key = ("frequency_usage", digest, _key(layers), group, _key(config))
+    return digest, TABLES.get(
+        key, lambda: usage_core.rope_frequency_usage(source, layers=layers, group=group, config=config)
+    )
 
 
 def head_score_pattern(

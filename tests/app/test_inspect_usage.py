@@ -239,3 +239,32 @@ def test_a_config_only_folder_has_nothing_to_measure(tmp_path):
     assert_clean(at)
     assert tr("en", "usage.no_weights") in [i.value for i in at.info]
     assert not usage_charts(at)
+
+
+def _smollm3(folder):
+    config = transformers.SmolLM3Config(
+        hidden_size=HIDDEN,
+        intermediate_size=16,
+        num_hidden_layers=4,
+        vocab_size=50,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        pad_token_id=0,
+    )
+    torch.manual_seed(0)
+    transformers.AutoModelForCausalLM.from_config(config).save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_nope_layers_and_groups_are_said(tmp_path, lang):
+    """SmolLM3's NoPE layer 3 is named, not measured, and the pairing used is said, in both languages; its by-layer
+    usage has the three rotating layers only."""
+    smol = _smollm3(tmp_path / "smol")
+    at = open_page("inspect", query={"from": "path", "path": str(smol)}, lang=lang)
+    assert_clean(at)
+    captions = [c.value for c in at.caption]
+    assert tr(lang, "usage.nope", layers="3", n=1) in captions
+    assert tr(lang, "usage.layout.half") in " ".join(captions)
+    by_layer = heatmap_z(chart(charts(at), lang, "usage.by_layer", which=tr(lang, "usage.query")).fig)
+    assert by_layer.shape == (3, 4)

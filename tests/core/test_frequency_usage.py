@@ -265,9 +265,13 @@ def test_missing_or_non_rope_config(tmp_path):
     tensors = {"model.layers.0.self_attn.q_proj.weight": np.ones((8, 8))}
     with pytest.raises(fu.ConfigMismatch, match="without a config.json"):
         fu.rope_frequency_usage(tensors)
-    with pytest.raises(fu.ConfigMismatch, match="describes no RoPE model.*found model_type 'bert'"):
+    with pytest.raises(fu.ConfigMismatch, match="cannot be read: BertConfig holds no rope parameters"):
         fu.rope_frequency_usage(tensors, config={"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2})
-    with pytest.raises(fu.ConfigMismatch, match="cannot be read as a RoPE config.*even head_dim; got head_dim 5"):
+    with pytest.raises(fu.ConfigMismatch, match="describes no RoPE model.*found model_type 'gpt2' whose layers are"):
+        fu.rope_frequency_usage(tensors, config={"model_type": "gpt2", "n_embd": 8, "n_head": 2})
+    with pytest.raises(
+        fu.ConfigMismatch, match="cannot be read: RoPE turns dimensions in pairs.*even head_dim; got head_dim 5"
+    ):
         fu.rope_frequency_usage(tensors, config={**LLAMA, "head_dim": 5, "rope_theta": 10000.0})
     assert issubclass(fu.ConfigMismatch, posviz_checkpoint_error())
 
@@ -441,7 +445,7 @@ def test_multimodal_checkpoint_reads_its_language_model():
         for p in ("q_proj", "k_proj")
     }
     renamed = {k.replace("model.layers", "model.language_model.layers"): v for k, v in language.items()}
-    config = {"model_type": "llava", "text_config": text, "vision_config": {"hidden_size": 6}}
+    config = {"model_type": "llava", "text_config": text, "vision_config": {"hidden_size": 6, "num_attention_heads": 2}}
     usage = fu.rope_frequency_usage({**vision, **renamed}, config=config)
     alone = fu.rope_frequency_usage(language, config=text)
     np.testing.assert_array_equal(usage.layers, [0, 1])

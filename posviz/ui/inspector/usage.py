@@ -53,6 +53,63 @@ def _by_pair(matrix, rows: str, index) -> pd.DataFrame:
     return pd.DataFrame(matrix, index=pd.Index(index, name=rows), columns=[f"pair {i}" for i in range(matrix.shape[1])])
 
 
+def _group(usage) -> int:
+    """The rotary group to show: a control when the model's layers rotate in more than one way (each group has its
+    own frequency axis, so groups are shown one at a time, never mixed)."""
+    groups = usage.groups
+    if len(groups) < 2:
+        return usage.group
+    return st.selectbox(
+        t("usage.ctl.group"),
+        list(range(len(groups))),
+        format_func=lambda g: t(
+            "usage.group.option",
+            layers=_ranges(groups[g].layers),
+            head_dim=groups[g].head_dim,
+            pairs=groups[g].turning_pairs,
+        ),
+        key="group",
+        bind="query-params",
+        help=t("usage.ctl.group.help"),
+    )
+
+
+def _ranges(numbers) -> str:
+    """0, 1, 2, 5 -> '0–2, 5'."""
+    out: list[list[int]] = []
+    for n in sorted(int(x) for x in numbers):
+        if out and n == out[-1][-1] + 1:
+            out[-1].append(n)
+        else:
+            out.append([n])
+    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in out)
+
+
+def _captions(usage, pairs: int) -> None:
+    """What was measured: heads, the pairing the model uses, and what was left out (other groups, NoPE layers,
+    zero-frequency pairs), each in a sentence."""
+    st.caption(
+        t(
+            "usage.summary",
+            layers=len(usage.layers),
+            heads=usage.query.shape[1],
+            kv_heads=usage.key.shape[1],
+            head_dim=usage.head_dim,
+            pairs=pairs,
+            layout=t(f"usage.layout.{usage.layout}"),
+        )
+    )
+    if usage.mla:
+        st.caption(t("usage.mla", rope=usage.rotary_dim, head_dim=usage.head_dim))
+    if usage.zero_frequency_pairs:
+        st.caption(t("usage.zero_pairs", n=usage.zero_frequency_pairs))
+    if usage.other_groups:
+        others = [_ranges(g.layers) for g in usage.other_groups]
+        st.caption(t("usage.groups", n=len(usage.groups), others="; ".join(others)))
+    if usage.nope_layers:
+        st.caption(t("usage.nope", layers=_ranges(usage.nope_layers), n=len(usage.nope_layers)))
+
+
 def frequency_usage(chosen: tuple, *, has_weights: bool) -> None:
     """What a RoPE model's q/k weights do with each frequency, for a model read from disk (``chosen`` as
     ``source.pick_source`` gives it): usage by layer x pair and by head x pair, against the wavelength, the p-RoPE
@@ -69,22 +126,15 @@ def frequency_usage(chosen: tuple, *, has_weights: bool) -> None:
     st.markdown(t("usage.intro"))
     with errors_shown(kind):
         digest, usage = cache.rope_frequency_usage(source)
+        group = _group(usage)
+        if group != usage.group:
+            digest, usage = cache.rope_frequency_usage(source, group=group)
         which = CTL.radio("usage", ["query", "key"], "query", text="which", names="usage")
         name = t(f"usage.{which}")
         layer_usage = usage.layer_means(which)
         pairs = range(layer_usage.shape[1])
         layers = [int(n) for n in usage.layers]
-        st.caption(
-            t(
-                "usage.summary",
-                layers=len(layers),
-                heads=usage.query.shape[1],
-                kv_heads=usage.key.shape[1],
-                head_dim=usage.head_dim,
-                pairs=len(pairs),
-                layout=t(f"usage.layout.{usage.layout}"),
-            )
-        )
+        _captions(usage, len(pairs))
         usage_axes = {"x_title": t("usage.axis.pair"), "colorbar_title": t("usage.axis.usage")}
         fig = cache.usage_heatmap_figure(
             layer_usage,
@@ -100,7 +150,7 @@ def frequency_usage(chosen: tuple, *, has_weights: bool) -> None:
                 t("usage.ctl.layer"),
                 layers,
                 value=layers[0],
-                key="layer",
+                key="layer" if usage.group == 0 else f"layer.g{usage.group}",  # each group its own layers
                 bind="query-params",
                 help=t("usage.ctl.layer.help"),
             )
@@ -142,6 +192,9 @@ def frequency_usage(chosen: tuple, *, has_weights: bool) -> None:
         data = {"pair": pairs, "wavelength": usage.wavelength, f"mean_{which}_usage": mean, "dropped": dropped}
         FIG.show("prope", fig, data)
 
+        if usage.mla:  # its queries and keys pass through a norm of a latent: no score of a constant input
+            st.info(t("usage.pattern.mla"))
+            return
         pattern = cache.head_score_pattern(digest, source, layer, SCORE_DISTANCES)
         ranked = np.argsort(-pattern.swing, kind="stable")  # the heads whose score swings most first
         fig = cache.score_pattern_figure(
