@@ -536,9 +536,9 @@ def _layer(name: str, projections: dict[str, str], shapes: dict, geo: Geometry, 
             f"{name}: the queries and keys are fused in {key} (model_type {geo.model_type!r}), and posviz does not "
             f"know how this model splits it; it knows {known}"
         )
-    nq = geo.n_heads
-    if nq is None:
+    if geo.n_heads is None:
         raise ConfigMismatch(f"{name}: the config does not say how many attention heads share {key}")
+    nq = geo.n_heads
     nkv = geo.n_kv_heads or nq
     if layout == "concatenated":  # Phi-3: q heads, then k heads, then v heads
         _expect_rows(name, key, shapes[key], (nq + 2 * nkv) * hd, f"({nq} query + 2 x {nkv} key-value heads) x {hd}")

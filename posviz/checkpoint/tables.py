@@ -31,7 +31,7 @@ import dataclasses
 import numpy as np
 
 from ..encodings._checks import MAX_DIM, MAX_POSITIONS
-from ..encodings.rope_configs import MODEL_SPECS, RopeConfig, parse_config
+from ..encodings.rope_configs import RopeConfig, parse_config
 from .blob import FLOAT_DTYPES, TensorInfo
 from .errors import BadTable, NoPositionTable, RopeModel, TooLarge
 from .sources import Model, open_model
@@ -68,11 +68,6 @@ PADDING_OFFSET_TYPES = frozenset(
         "roberta-prelayernorm", "mpnet", "xmod", "lilt", "markuplm", "layoutlmv3", "luke",
     }
 )  # fmt: skip
-
-#: Config keys and model types that mark a RoPE model (no position table; the RoPE view reads its config): every
-#: model type whose config class ``rope_configs.read_config`` mirrors, GPT-NeoX (Pythia) and GPT-J among them.
-ROPE_CONFIG_KEYS = ("rope_theta", "rope_parameters", "rope_scaling")
-ROPE_MODEL_TYPES = frozenset(MODEL_SPECS)
 
 
 def known_key(key: str) -> KnownKey | None:
@@ -226,14 +221,9 @@ def _choose(model: Model) -> str:
 
 
 def rope_config(config: dict | None) -> RopeConfig | None:
-    """The parsed RoPE settings when ``config`` describes a RoPE model (rope_theta / rope_parameters / rope_scaling,
-    or a model_type known to use RoPE) that ``parse_config`` accepts, else None."""
+    """The RoPE settings of its first rotating layer when ``config`` describes a model that rotates (read by
+    ``parse_config``, through the one config reader: any model type transformers registers), else None."""
     if not config:
-        return None
-    if (
-        not any(config.get(k) is not None for k in ROPE_CONFIG_KEYS)
-        and config.get("model_type") not in ROPE_MODEL_TYPES
-    ):
         return None
     try:
         return parse_config(config)

@@ -1,23 +1,23 @@
 """RoPE settings of real models: read them from a Hugging Face ``config.json`` the way transformers does, and
 compare the context-extension scalings of ``rope.py`` side by side.
 
-Two config formats exist. Up to transformers 4 a config has ``rope_theta`` at the top level and an optional
-``rope_scaling`` dict; transformers 5 writes one ``rope_parameters`` dict holding ``rope_theta``, ``rope_type``
-and the scaling's own keys. Some families name things their own way: GPT-NeoX (Pythia) keeps ``rotary_emb_base``
-and ``rotary_pct``, GPT-J ``n_embd``, ``n_head``, ``n_positions`` and ``rotary_dim``. ``read_config`` resolves a
-config.json into the attributes transformers 5.24's config class for its ``model_type`` holds (``MODEL_SPECS``:
-attribute maps, class defaults, legacy keys); ``parse_config`` turns them into the RoPE settings.
+``parse_config`` reads a config.json through posviz's one config reader, ``posviz.models.model_positions``
+(transformers' own config class for its ``model_type``, with the rules its modeling code adds), and returns the
+settings of its first rotating layer; a sketch without a model_type is read by the standard keys alone. Up to
+transformers 4 a config has ``rope_theta`` at the top level and an optional ``rope_scaling`` dict; transformers 5
+writes one ``rope_parameters`` dict holding ``rope_theta``, ``rope_type`` and the scaling's own keys. The presets
+are the rotating models of posviz's one preset store (``posviz.models.presets``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import types
 
 import numpy as np
 
 from ..models import presets as _stored
+from ..models.positions import POSITION_KEYS
 from . import _checks
 from .rope import (
     LAYOUTS,
@@ -34,109 +34,8 @@ from .rope import (
 ORIGINAL_LENGTH_TYPES = ("llama3", "yarn", "longrope")
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ModelSpec:
-    """How transformers 5.24's config class for one ``model_type`` reads the keys that decide RoPE.
-
-    ``attribute_map``: standard name -> the name the config stores it under (``PreTrainedConfig.attribute_map``;
-    GPT-J's ``hidden_size`` is ``n_embd``); when both are in a config.json the standard name wins, as it is set
-    last. ``defaults``: the class's defaults of ``hidden_size``, ``num_attention_heads``, ``head_dim`` and
-    ``max_position_embeddings``. ``theta_key`` / ``prf_key``: the top-level keys read for rope_theta and
-    partial_rotary_factor (GPT-NeoX: ``rotary_emb_base`` / ``rotary_pct``); ``default_prf``: the fraction used when
-    neither the rope dict nor the top level sets it (None: the whole head). ``default_rope_partial``: whether the
-    model's own default RoPE honours partial_rotary_factor (LLaMA's ``compute_default_rope_parameters`` rotates the
-    whole head whatever it says; the scaled types of ``ROPE_INIT_FUNCTIONS`` always honour it). ``divisible``:
-    the class refuses a hidden_size that does not split into equal heads. ``original_length``: a class field
-    ``original_max_position_embeddings`` with this default, which overrides the rope dict's (Phi-3).
-    ``rope_types``: the only rope types the class accepts, after renaming ``type_aliases`` (Phi-3: su, yarn ->
-    longrope). ``rotary_dim``: GPT-J's explicit number of rotated dimensions (its default); GPT-J builds its
-    frequencies with base 10000 and no scaling whatever the config says.
-    """
-
-    config_class: str
-    layout: str = "half"
-    attribute_map: types.MappingProxyType = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
-    defaults: types.MappingProxyType = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
-    default_theta: float = 10000.0
-    theta_key: str = "rope_theta"
-    prf_key: str = "partial_rotary_factor"
-    default_prf: float | None = None
-    default_rope_partial: bool = True
-    divisible: bool = False
-    original_length: int | None = None
-    rope_types: tuple[str, ...] | None = None
-    type_aliases: types.MappingProxyType = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
-    rotary_dim: int | None = None
-
-
-def _spec(config_class: str, hidden: int, heads: int, head_dim: int | None, max_pos: int, **kw) -> ModelSpec:
-    defaults = {
-        "hidden_size": hidden,
-        "num_attention_heads": heads,
-        "head_dim": head_dim,
-        "max_position_embeddings": max_pos,
-    }
-    for key in ("attribute_map", "type_aliases"):
-        if key in kw:
-            kw[key] = types.MappingProxyType(kw[key])
-    return ModelSpec(config_class, defaults=types.MappingProxyType(defaults), **kw)
-
-
-#: The RoPE models whose config class posviz mirrors, by ``model_type`` (transformers 5.24).
-MODEL_SPECS: dict[str, ModelSpec] = {
-    "llama": _spec("LlamaConfig", 4096, 32, None, 2048, default_rope_partial=False, divisible=True),
-    "mistral": _spec("MistralConfig", 4096, 32, None, 131072, default_rope_partial=False),
-    "mixtral": _spec("MixtralConfig", 4096, 32, None, 131072, default_theta=1e6, default_rope_partial=False),
-    "qwen2": _spec("Qwen2Config", 4096, 32, None, 32768, default_rope_partial=False),
-    "qwen3": _spec("Qwen3Config", 4096, 32, 128, 32768, default_rope_partial=False),
-    "gemma": _spec("GemmaConfig", 3072, 16, 256, 8192, default_rope_partial=False),
-    "gemma2": _spec("Gemma2Config", 2304, 8, 256, 8192, default_rope_partial=False, divisible=True),
-    "phi": _spec("PhiConfig", 2048, 32, None, 2048, default_prf=0.5),
-    "phi3": _spec(
-        "Phi3Config",
-        3072,
-        32,
-        None,
-        4096,
-        default_prf=1.0,
-        original_length=4096,
-        rope_types=("default", "longrope"),
-        type_aliases={"su": "longrope", "yarn": "longrope"},
-    ),
-    "stablelm": _spec("StableLmConfig", 2560, 32, None, 4096, default_prf=0.25),
-    "gpt_neox": _spec(
-        "GPTNeoXConfig",
-        6144,
-        64,
-        None,
-        2048,
-        theta_key="rotary_emb_base",
-        prf_key="rotary_pct",
-        default_prf=0.25,
-        divisible=True,
-    ),
-    "gptj": _spec(
-        "GPTJConfig",
-        4096,
-        16,
-        None,
-        2048,
-        layout="interleaved",
-        attribute_map={
-            "hidden_size": "n_embd",
-            "num_attention_heads": "n_head",
-            "max_position_embeddings": "n_positions",
-        },
-        divisible=True,
-        rotary_dim=64,
-    ),
-}
-
-#: A config without a model_type posviz knows: PreTrainedConfig's generic RoPE handling, no class defaults.
-GENERIC = ModelSpec("PreTrainedConfig", divisible=True)
-
-#: Keys that only some families read, and the model_type that reads them: a config with one of them and a model
-#: type outside MODEL_SPECS is refused rather than silently misread.
+#: Keys that only some families read, and the model_type that reads them: a config without a model_type that has one
+#: of them is refused rather than silently misread.
 FAMILY_KEYS = {
     "rotary_emb_base": "gpt_neox",
     "rotary_pct": "gpt_neox",
@@ -205,23 +104,6 @@ class RopeConfig:
         return self._rope(None, None)[0]
 
 
-@dataclasses.dataclass(frozen=True)
-class ModelConfig:
-    """A config.json as transformers' config class for its model_type holds it: the sizes after attribute maps
-    and class defaults, and ``rope_parameters`` standardised (rope_type, rope_theta, partial_rotary_factor and the
-    scaling's keys, original_max_position_embeddings moved in for llama3 / yarn / longrope). ``spec`` is the
-    ``ModelSpec`` it was read with (``GENERIC`` for an unknown model_type)."""
-
-    model_type: str | None
-    spec: ModelSpec
-    hidden_size: int | None
-    num_attention_heads: int | None
-    head_dim: int
-    max_position_embeddings: int | None
-    rope_parameters: dict
-    rotary_dim: int | None = None
-
-
 def _load(config: str | dict) -> dict:
     if isinstance(config, str):
         try:
@@ -239,33 +121,28 @@ def _whole(name: str, value) -> int | None:
     return None if value is None else _checks.positive_int(name, value)
 
 
-def _attribute(config: dict, spec: ModelSpec, name: str):
-    """``name`` as the config class holds it: the standard key, else the key the attribute map stores it under,
-    else the class default (None values count as absent)."""
-    for key in (name, spec.attribute_map.get(name)):
-        if key is not None and config.get(key) is not None:
-            return config[key]
-    return spec.defaults.get(name)
+#: The config classes of the families whose own keys a sketch without a model_type might hold.
+_FAMILY_CLASSES = {"gpt_neox": "GPTNeoXConfig", "gptj": "GPTJConfig"}
 
 
-def _head_dim(config: dict, spec: ModelSpec, hidden: int | None, heads: int | None) -> int:
-    explicit = config.get("head_dim") if spec.rotary_dim is None else None  # GPT-J splits n_embd by n_head only
-    if explicit:
-        return _checks.positive_int("head_dim", explicit, maximum=_checks.MAX_DIM)
-    if spec.defaults.get("head_dim"):
-        return spec.defaults["head_dim"]
+def _standard_head_dim(config: dict) -> int:
+    if config.get("head_dim") is not None:
+        return _checks.positive_int("head_dim", config["head_dim"], maximum=_checks.MAX_DIM)
+    hidden = _whole("hidden_size", config.get("hidden_size"))
+    heads = _whole("num_attention_heads", config.get("num_attention_heads"))
     if hidden is None or heads is None:
         raise ValueError(
             "the config needs head_dim, or hidden_size and num_attention_heads to derive it "
             "(head_dim = hidden_size / num_attention_heads)"
         )
-    if spec.divisible and hidden % heads:
+    if hidden % heads:
         raise ValueError(f"hidden_size {hidden} does not split into {heads} attention heads of equal size")
     return _checks.positive_int("head_dim", hidden // heads, maximum=_checks.MAX_DIM)
 
 
-def _rope_parameters(config: dict, spec: ModelSpec, max_pos: int | None) -> dict:
-    """transformers' ``convert_rope_params_to_dict`` + ``standardize_rope_params`` for one global rope dict."""
+def _standard_rope(config: dict, max_pos: int | None) -> dict:
+    """transformers' ``convert_rope_params_to_dict`` + ``standardize_rope_params`` for one global rope dict, as
+    ``PreTrainedConfig`` does them for the standard keys."""
     for key in ("rope_scaling", "rope_parameters"):
         if config.get(key) is not None and not isinstance(config[key], dict):
             raise ValueError(f"{key} must be a JSON object; got {config[key]!r}")
@@ -274,89 +151,59 @@ def _rope_parameters(config: dict, spec: ModelSpec, max_pos: int | None) -> dict
     nested = [key for key, value in rope.items() if isinstance(value, dict)]
     if nested:
         raise ValueError(
-            f"this config sets RoPE separately for each kind of layer ({', '.join(nested)}); "
-            "the RoPE view reads one setting for the whole model"
+            f"this config sets RoPE separately for each kind of layer ({', '.join(nested)}); add its model_type, "
+            "and the Models page reads every layer"
         )
-    rope.setdefault("rope_theta", config.get(spec.theta_key, spec.default_theta))
-    prf = config.get(spec.prf_key, spec.default_prf)
-    if prf is not None:
-        rope.setdefault("partial_rotary_factor", prf)
-    written = rope.get("rope_type", rope.get("type", "default")) or "default"
+    rope.setdefault("rope_theta", config.get("rope_theta", 10000.0))
+    if config.get("partial_rotary_factor") is not None:
+        rope.setdefault("partial_rotary_factor", config["partial_rotary_factor"])
+    rope["rope_type"] = rope.get("rope_type", rope.get("type", "default")) or "default"
     rope.pop("type", None)
-    if written in ORIGINAL_LENGTH_TYPES:
-        top = config.get("original_max_position_embeddings", spec.original_length)
-        if top is not None:  # a top-level value (or Phi-3's class field) overrides the dict's
+    if rope["rope_type"] in ORIGINAL_LENGTH_TYPES:
+        top = config.get("original_max_position_embeddings")
+        if top is not None:  # a top-level value overrides the dict's
             rope["original_max_position_embeddings"] = top
         elif max_pos is not None:
             rope.setdefault("original_max_position_embeddings", max_pos)
-    rope_type = rope["rope_type"] = spec.type_aliases.get(written, written)  # Phi-3 renames only now
-    if spec.rope_types is not None and rope_type not in spec.rope_types:
-        raise ValueError(
-            f"{spec.config_class} accepts only the rope types {', '.join(spec.rope_types)}; got {rope_type!r}"
-        )
-    if rope_type in ORIGINAL_LENGTH_TYPES and rope.get("original_max_position_embeddings") is None:
-        renamed = f" (transformers renames {written!r} to {rope_type!r} only after it fills that in)"
-        raise ValueError(
-            f"rope type {rope_type!r} needs original_max_position_embeddings, the context the model was pre-trained "
-            f"on, inside its rope parameters{renamed if written != rope_type else ''}"
-        )
+        if rope.get("original_max_position_embeddings") is None:
+            raise ValueError(
+                f"rope type {rope['rope_type']!r} needs original_max_position_embeddings, the context the model was "
+                "pre-trained on, inside its rope parameters"
+            )
     return rope
 
 
-def read_config(config: str | dict) -> ModelConfig:
-    """Read a Hugging Face config.json (JSON text or a dict) the way transformers 5.24's config class for its
-    ``model_type`` does (``MODEL_SPECS``; ``GENERIC`` for other types):
-
-    - sizes: the standard key, else the model's own name for it (GPT-J: ``n_embd``, ``n_head``, ``n_positions``),
-      else the class default; head_dim = ``head_dim`` (or the class default, Qwen3 128, Gemma 256), else
-      hidden_size // num_attention_heads (GPT-J always the latter).
-    - rope parameters: ``rope_scaling`` if non-empty, else ``rope_parameters``; rope_theta inside it, else the
-      top-level ``rope_theta`` (GPT-NeoX: ``rotary_emb_base``), else the class's default theta (10000, Mixtral
-      1e6); partial_rotary_factor likewise (GPT-NeoX: ``rotary_pct``, default 0.25; Phi 0.5; StableLM 0.25); the
-      legacy key ``type`` becomes ``rope_type``; for llama3, yarn and longrope a top-level
-      ``original_max_position_embeddings`` (Phi-3: its class field, default 4096) overrides the dict's, which
-      otherwise defaults to max_position_embeddings.
-    - GPT-J: ``rotary_dim`` (default 64) dimensions rotate, interleaved, with base 10000 and no scaling.
-
-    A config with another family's keys (``rotary_pct``, ``rotary_dim``, ``n_embd``, ...) and a model_type posviz
-    does not mirror is refused: read generically they would be ignored, and the result would be wrong.
-    """
-    config = _load(config)
-    model_type = config.get("model_type")
-    spec = MODEL_SPECS.get(model_type, GENERIC) if isinstance(model_type, str) else GENERIC
-    if spec is GENERIC:
-        foreign = [key for key in FAMILY_KEYS if key in config]
-        if foreign:
-            needs = sorted({FAMILY_KEYS[key] for key in foreign})
-            which = " or ".join(f'"{n}"' for n in needs)
-            classes = " and ".join(MODEL_SPECS[n].config_class for n in needs)
-            has = f"its model_type is {model_type!r}" if model_type is not None else "it has no model_type"
-            raise ValueError(
-                f"{', '.join(foreign)}: posviz reads {'this key' if len(foreign) == 1 else 'these keys'} only for "
-                f"model_type {which}, as transformers' {classes} does; this config is not one of those ({has}), so "
-                f'posviz cannot tell how its model reads them. If it is one, add "model_type": "{needs[0]}".'
-            )
-    hidden = _whole("hidden_size", _attribute(config, spec, "hidden_size"))
-    heads = _whole("num_attention_heads", _attribute(config, spec, "num_attention_heads"))
-    head_dim = _head_dim(config, spec, hidden, heads)
-    max_pos = _whole("max_position_embeddings", _attribute(config, spec, "max_position_embeddings"))
-    rotary_dim = None
-    if spec.rotary_dim is not None:
-        rotary_dim = config.get("rotary_dim", spec.rotary_dim)
-        if isinstance(rotary_dim, bool) or not isinstance(rotary_dim, int) or not 2 <= rotary_dim <= head_dim:
-            raise ValueError(
-                f"rotary_dim is the number of dimensions of each head that rotate, a whole number from 2 to head_dim "
-                f"({head_dim}); got {rotary_dim!r}"
-            )
-        if rotary_dim % 2:
-            raise ValueError(
-                f"GPT-J turns its first rotary_dim dimensions in neighbouring pairs, so rotary_dim must be even; got "
-                f"{rotary_dim}"
-            )
-        rope = {"rope_type": "default", "rope_theta": 10000.0}
-    else:
-        rope = _rope_parameters(config, spec, max_pos)
-    return ModelConfig(model_type, spec, hidden, heads, head_dim, max_pos, rope, rotary_dim)
+def _parse_standard_keys(config: dict) -> RopeConfig:
+    """A config without a model_type (a sketch such as ``{"head_dim": 64}``): the standard keys, read as
+    transformers' ``PreTrainedConfig`` reads them (no class defaults; rope_theta 10,000; head_dim, else
+    hidden_size / num_attention_heads; the rope parameters' partial_rotary_factor honoured). A sketch with another
+    family's keys (``rotary_pct``, ``rotary_dim``, ``n_embd``, ...) is refused: read by the standard keys they would
+    be ignored, and the result would be wrong."""
+    foreign = [key for key in FAMILY_KEYS if key in config]
+    if foreign:
+        needs = sorted({FAMILY_KEYS[key] for key in foreign})
+        which = " or ".join(f'"{n}"' for n in needs)
+        classes = " and ".join(_FAMILY_CLASSES[n] for n in needs)
+        raise ValueError(
+            f"{', '.join(foreign)}: posviz reads {'this key' if len(foreign) == 1 else 'these keys'} only for "
+            f"model_type {which}, as transformers' {classes} does; this config has no model_type, so posviz cannot "
+            f'tell how its model reads them. If it is one, add "model_type": "{needs[0]}".'
+        )
+    head_dim = _standard_head_dim(config)
+    max_pos = _whole("max_position_embeddings", config.get("max_position_embeddings"))
+    rope = _standard_rope(config, max_pos)
+    base = rope.pop("rope_theta")
+    prf = rope.pop("partial_rotary_factor", 1.0)
+    scaling = normalize_scaling(rope)
+    parsed = RopeConfig(
+        head_dim=head_dim,
+        base=_checks.positive_float("rope_theta", base, minimum_exclusive=1.0),
+        scaling=None if scaling["rope_type"] == "default" else scaling,
+        max_position_embeddings=max_pos,
+        partial_rotary_factor=_checks.positive_float("partial_rotary_factor", prf),
+    )
+    parsed.inv_freq()
+    return parsed
 
 
 def parse_config(config: str | dict) -> RopeConfig:
@@ -411,46 +258,27 @@ def parse_config(config: str | dict) -> RopeConfig:
     return parsed
 
 
-def _parse_standard_keys(config: dict) -> RopeConfig:
-    """A config without a model_type (a sketch such as ``{"head_dim": 64}``): the standard keys, read as
-    transformers' ``PreTrainedConfig`` reads them (``read_config``'s generic case: no class defaults, rope_theta
-    10,000, the rope parameters' partial_rotary_factor honoured). Another family's keys are refused there."""
-    read = read_config(config)
-    rope = dict(read.rope_parameters)
-    base = rope.pop("rope_theta")
-    prf = rope.pop("partial_rotary_factor", 1.0)
-    scaling = normalize_scaling(rope)
-    parsed = RopeConfig(
-        head_dim=read.head_dim,
-        base=_checks.positive_float("rope_theta", base, minimum_exclusive=1.0),
-        scaling=None if scaling["rope_type"] == "default" else scaling,
-        max_position_embeddings=read.max_position_embeddings,
-        partial_rotary_factor=_checks.positive_float("partial_rotary_factor", prf),
+#: The keys of a config.json that decide a model's rotary frequencies and which layers rotate (everything the one
+#: reader reads of positions, with the sizes); a multimodal config's ``text_config`` is kept with the same keys.
+ROPE_FIELDS = tuple(
+    sorted(
+        POSITION_KEYS
+        | set(FAMILY_KEYS)
+        | {
+            "model_type", "text_config", "hidden_size", "num_attention_heads", "num_hidden_layers",
+            "max_position_embeddings", "qk_nope_head_dim", "global_head_dim", "mrope_section",
+        }
     )
-    parsed.inv_freq()
-    return parsed
-
-
-#: The keys of a config.json that decide a model's rotary frequencies (everything ``read_config`` reads).
-ROPE_FIELDS = (
-    "model_type",
-    "head_dim",
-    "hidden_size",
-    "num_attention_heads",
-    "max_position_embeddings",
-    "original_max_position_embeddings",
-    "rope_theta",
-    "partial_rotary_factor",
-    "rope_parameters",
-    "rope_scaling",
-    *FAMILY_KEYS,
-)
+)  # fmt: skip
 
 
 def rope_fields(config: dict) -> dict:
-    """The part of a config.json that decides its RoPE frequencies (``ROPE_FIELDS``), short enough for a link;
-    ``parse_config`` reads the same settings from it as from the whole config."""
-    return {key: config[key] for key in ROPE_FIELDS if key in config}
+    """The part of a config.json that decides its RoPE frequencies (``ROPE_FIELDS``; a ``text_config`` filtered
+    alike), short enough for a link; ``parse_config`` reads the same settings from it as from the whole config."""
+    fields = {key: config[key] for key in ROPE_FIELDS if key in config}
+    if isinstance(fields.get("text_config"), dict):
+        fields["text_config"] = rope_fields(fields["text_config"])
+    return fields
 
 
 @dataclasses.dataclass(frozen=True)
