@@ -40,6 +40,7 @@ def wavelengths(key: str, series: dict, contexts: dict, data: dict) -> None:
 
 def map_tab() -> None:
     st.markdown(words.summary_sentence(positions))
+    words.reading_caption(positions)
     words.ignored_notice(positions)
     words.layer_map({name: positions})
 

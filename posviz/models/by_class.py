@@ -242,4 +242,5 @@ def read(raw: dict) -> _p.ModelPositions:
         original_max_position_embeddings=original,
         ignored=(),
         rules=("config_class", *rule.names()),
+        config_class=type(text).__name__,
     )

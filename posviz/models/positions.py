@@ -253,7 +253,11 @@ class ModelPositions:
     have no such limit) and ``original_max_position_embeddings`` (the pre-training context of a scaled RoPE, else
     None). ``ignored``: (key, reason) pairs, the position keys of the config that change nothing (reasons in
     IGNORE_REASONS; rope keys are written "rope_parameters.<key>", or "rope_parameters.<layer type>.<key>"; keys
-    inside a multimodal config's text_config "text_config.<key>", its own top-level ones bare)."""
+    inside a multimodal config's text_config "text_config.<key>", its own top-level ones bare).
+
+    How it was read: ``config_class``, the transformers config class of the text model, and ``rules``: ("family",)
+    for the model types posviz reads with a reader of its own (``MODEL_TYPES``: every key checked, the ignored ones
+    listed, temperature tuning, softmax scales, M-RoPE), else ("config_class", *the ``by_class.RULES`` used*)."""
 
     model_type: str
     text_model_type: str
@@ -262,6 +266,7 @@ class ModelPositions:
     original_max_position_embeddings: int | None
     ignored: tuple[tuple[str, str], ...]
     rules: tuple[str, ...] = ()
+    config_class: str | None = None
 
     @property
     def num_layers(self) -> int:
@@ -1396,6 +1401,8 @@ def model_positions(config) -> ModelPositions:
         max_position_embeddings=c.max_positions,
         original_max_position_embeddings=original,
         ignored=tuple(outer + [(prefix + key, reason) for key, reason in c.unread()]),
+        rules=("family",),
+        config_class=class_name,
     )
 
 

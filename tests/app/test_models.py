@@ -431,3 +431,29 @@ def test_the_turns_figure_keeps_its_width_under_a_long_legend(lang):
     assert legend.get("orientation") == "h" and legend.get("yref") == "container" and legend.get("y") == 0.0, legend
     assert legend.get("yanchor") == "bottom", legend
     assert margin["b"] >= base.LEGEND_ROW * base.legend_rows(names) + 50, margin
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    ("model_type", "key", "rules"),
+    [
+        ("llama", "models.read.family", ()),
+        ("qwen3_moe", "models.read.standard", ()),
+        ("cohere", "models.read.rules", ("interleaved",)),
+        ("glm4", "models.read.rules", ("interleaved", "partial")),
+    ],
+)
+def test_the_page_says_how_the_config_was_read(model_type, key, rules, lang):
+    """A pasted config of any model type transformers registers is read; the caption names the config class and
+    the rules posviz added for what the modeling code decides (the reader's own record of them)."""
+    from transformers import CONFIG_MAPPING
+
+    config = CONFIG_MAPPING[model_type]()
+    found = models.model_positions(config.to_json_string())
+    assert found.rules[1:] == rules and found.config_class == type(config).__name__
+    text = json.dumps({"model_type": model_type, "num_hidden_layers": 4})
+    at = open_page("models", query={"from": "paste", "cfg": text, "lang": lang})
+    assert_clean(at)
+    words = tr(lang, "list.sep").join(tr(lang, f"models.rule.{rule}") for rule in rules)
+    expected = tr(lang, key, cls=type(config).__name__, rules=words)
+    assert expected in [c.value for c in at.caption]

@@ -66,6 +66,20 @@ def ignored_notice(positions) -> None:
         st.info(t("models.ignored", keys=listed), icon=":material/info:")
 
 
+def reading_caption(positions) -> None:
+    """How the config was read: posviz's own reader of the config class, or transformers' config class with the
+    rules posviz adds for what the modeling code decides."""
+    name = positions.config_class or positions.text_model_type
+    if positions.rules[:1] == ("family",):
+        st.caption(t("models.read.family", cls=name))
+        return
+    rules = [t(f"models.rule.{rule}") for rule in positions.rules[1:]]
+    if rules:
+        st.caption(t("models.read.rules", cls=name, rules=t("list.sep").join(rules)))
+    else:
+        st.caption(t("models.read.standard", cls=name))
+
+
 def rope_groups(positions) -> list:
     """The model's groups of RoPE layers."""
     return [g for g in positions.summary() if g.layer.kind == "rope"]
