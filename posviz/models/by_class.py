@@ -15,8 +15,13 @@ line per model type, each named in ``ModelPositions.rules`` when it is used:
   whole head whatever the config says; the scaled types always honour the factor);
 - ``mla``: multi-head latent attention rotates a separate ``qk_rope_head_dim`` slice of each query/key head;
 - ``no_rope_layers``: a per-layer list (1: the layer rotates) says which layers skip RoPE;
-- ``rope_on_sliding``: only the sliding-window layers rotate; the global ones have no position signal;
-- ``sliding_all``: without ``layer_types``, a set ``sliding_window`` applies to every layer (Mistral).
+- ``rope_on_sliding``: only the layers that attend within a window rotate (Cohere2: none without a window);
+- ``rope_on_sliding_type``: only the layers of type ``sliding_attention`` rotate, window or not (AFMoE);
+- ``nope_global``: with a sliding window set, the global layers do not rotate; without one, every layer does
+  (EXAONE 4);
+- ``sliding_all``: without ``layer_types``, a set ``sliding_window`` applies to every layer (Mistral);
+- ``bidirectional``: an encoder whose sliding window is a radius on each side: its span, the layer's window, is
+  twice ``sliding_window``, and no layer is causal.
 
 Layer types (``layer_types``) decide each layer's attention: ``sliding_attention`` attends within
 ``sliding_window`` (None: the whole context, as transformers builds it), ``chunked_attention`` within
@@ -43,7 +48,10 @@ CHUNKED_TYPES = frozenset({"chunked_attention"})
 #: Layer types without attention: recurrent or convolutional mixers, which see order but no position signal.
 MIXER_TYPES = frozenset({"linear_attention", "mamba", "conv", "mamba2", "recurrent", "rwkv", "deltanet"})
 
-RULE_NAMES = ("interleaved", "partial", "mla", "no_rope_layers", "rope_on_sliding", "sliding_all")
+RULE_NAMES = (
+    "interleaved", "partial", "mla", "no_rope_layers", "rope_on_sliding", "rope_on_sliding_type", "nope_global",
+    "sliding_all", "bidirectional",
+)  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,7 +63,13 @@ class Rule:
     mla: bool = False
     no_rope_layers: bool = False
     rope_on_sliding: bool = False
+    rope_on_sliding_type: bool = False
+    nope_global: bool = False
     sliding_all: bool = False
+    bidirectional: bool = False
+
+    def __or__(self, other: Rule) -> Rule:
+        return Rule(**{name: getattr(self, name) or getattr(other, name) for name in RULE_NAMES})
 
     def names(self) -> tuple[str, ...]:
         return tuple(name for name in RULE_NAMES if getattr(self, name))
@@ -72,19 +86,47 @@ def _rules(**groups: str) -> dict[str, Rule]:
 
 #: The rules of each text model type (transformers 5.24's modeling code); a type not listed follows none.
 RULES: dict[str, Rule] = _rules(
-    interleaved="cohere cohere2 llama4_text gptj codegen",
+    interleaved=(
+        "cohere cohere2 cohere2_moe llama4_text gptj codegen glm glm4 glm_ocr_text ernie4_5 ernie4_5_moe "
+        "ernie4_5_vl_moe_text helium dots3_note_text mistral4 openai_privacy_filter"
+    ),
     partial=(
         "bamba deepseek_v4 diffusion_gemma_text dots3_note_text glm glm4 glm4_moe glm4_moe_lite "
         "glm4v_moe_text glm4v_text glm_image_text glm_ocr_text gpt_neox gpt_neox_japanese laguna mellum "
         "mimo_v2_flash minimax_m2 minimax_m3_vl_text moonshine moonshine_streaming nemotron persimmon phi "
         "phi3 qwen3_5_moe_text qwen3_5_text qwen3_next qwen4_exp_text recurrent_gemma solar_open stablelm "
-        "step3p5 step3p7 zaya"
+        "step3p5 step3p7 zaya glmasr_encoder nemotron3_5_transcribe_asr_audio "
+        "nemotron3_5_transcribe_word_timestamp neomme"
     ),
-    mla="deepseek_v2 deepseek_v3",
-    no_rope_layers="smollm3 llama4_text",
-    rope_on_sliding="cohere2",
-    sliding_all="mistral mixtral ministral3 starcoder2 minimax olmoe phi3",
+    mla=(
+        "deepseek_v2 deepseek_v3 deepseek_v32 axk1 axk2 bailing_hybrid glm4_moe_lite glm_moe_dsa mistral_large4_text "
+        "youtu"
+    ),
+    no_rope_layers="smollm3 llama4_text mistral_large4_text",
+    rope_on_sliding="cohere2 cohere2_moe flint",
+    rope_on_sliding_type="afmoe",
+    nope_global="exaone4 exaone_moe kolibri1",
+    sliding_all=(
+        "mistral mixtral ministral3 starcoder2 minimax olmoe phi3 mimi_encoder mimi_decoder openai_privacy_filter "
+        "voxtral_realtime_encoder"
+    ),
+    bidirectional=(
+        "embedding_gemma2_text neomme openai_privacy_filter pe_audio pe_audio_video pe_video ultrabert ultravbert"
+    ),
 )
+
+
+#: Text model types whose positions posviz does not read, and why (one sentence each; the README lists them).
+NOT_READ: dict[str, str] = {
+    "ernie4_5_vl_moe_text": (
+        "ERNIE 4.5-VL's rotary module reorders its frequencies for M-RoPE (height and width pairs first, "
+        "pre-rotated, then time), a layout posviz's reader does not model"
+    ),
+    "unlimited_ocr_text": (
+        "Unlimited-OCR's reference_sliding_attention layers see a sliding window plus the reference tokens through "
+        "a mask of their own, which posviz's windows (full, sliding, chunked) do not describe"
+    ),
+}
 
 
 @functools.cache
@@ -112,7 +154,10 @@ def _config(raw: dict):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return cls.from_dict(dict(raw))
+            # a config.json transformers wrote keeps Infinity and NaN as {"__float__": "Infinity"}; its loader
+            # decodes them before the class reads the dict (Bamba's time_step_limit), and so does posviz
+            decode = getattr(cls, "_decode_special_floats", lambda value: value)
+            return cls.from_dict(decode(dict(raw)))
     except Exception as exc:  # a config class raises what it likes; the sentence is what the user needs
         raise ValueError(f"transformers' {cls.__name__} refuses this config: {_sentence(exc)}") from None
 
@@ -174,7 +219,12 @@ def read(raw: dict) -> _p.ModelPositions:
     if getattr(text, "rope_parameters", None):
         text.standardize_rope_params()  # again, as building the rotary module does: attributes set late now count
     text_type = getattr(text, "model_type", None) or raw["model_type"]
-    rule = RULES.get(text_type, Rule())
+    if text_type in _p._FAMILIES and text_type != raw["model_type"]:  # a wrapper of a model posviz reads itself
+        inner = _p.model_positions({**text.to_dict(), "model_type": text_type})
+        return dataclasses.replace(inner, model_type=raw["model_type"])
+    if text_type in NOT_READ:
+        raise ValueError(f"posviz does not read model_type {raw['model_type']!r}: {NOT_READ[text_type]}")
+    rule = RULES.get(text_type, Rule()) | RULES.get(raw["model_type"], Rule())
     n_layers = _p.whole("num_hidden_layers", getattr(text, "num_hidden_layers", None), maximum=_p.MAX_LAYERS)
     per_layer = _Layers(text)
     max_pos = getattr(text, "max_position_embeddings", None)
@@ -183,7 +233,8 @@ def read(raw: dict) -> _p.ModelPositions:
     if len(types_) < n_layers:
         raise ValueError(f"layer_types names {len(types_)} layers but num_hidden_layers is {n_layers}")
     ropes = _rope_dicts(text, types_)
-    layout = "interleaved" if rule.interleaved or (rule.mla and getattr(text, "rope_interleave", False)) else "half"
+    # MLA's modeling code interleaves unless its config has a rope_interleave switch set off (DeepSeek-V3's)
+    layout = "interleaved" if rule.interleaved or (rule.mla and getattr(text, "rope_interleave", True)) else "half"
     makers: dict[tuple, _p._RopeMaker] = {}
 
     def maker(i: int, layer_type: str) -> _p._RopeMaker:
@@ -222,13 +273,29 @@ def read(raw: dict) -> _p.ModelPositions:
                 f"posviz does not read the layer type {layer_type!r} of {type(text).__name__}: it knows "
                 f"{', '.join(sorted(FULL_TYPES | SLIDING_TYPES | CHUNKED_TYPES | MIXER_TYPES))}"
             )
-        rotates = uses_rope[i] and not (rule.rope_on_sliding and attention != "sliding")
+        if rule.bidirectional and size is not None:
+            size = 2 * size
+        rotates = uses_rope[i] and not (
+            (rule.rope_on_sliding and attention != "sliding")
+            or (rule.rope_on_sliding_type and layer_type not in SLIDING_TYPES)
+            or (rule.nope_global and window is not None and layer_type not in SLIDING_TYPES)
+        )
         if rotates:
-            layers.append(maker(i, layer_type).layer(i, layer_type=layer_type, attention=attention, window=size))
+            layers.append(
+                maker(i, layer_type).layer(
+                    i, layer_type=layer_type, attention=attention, window=size, causal=not rule.bidirectional
+                )
+            )
         else:
             layers.append(
                 _p.LayerPositions(
-                    i, "nope", attention, size, layer_type=layer_type, head_dim=per_layer.head_dims(i, rule)[1]
+                    i,
+                    "nope",
+                    attention,
+                    size,
+                    causal=not rule.bidirectional,
+                    layer_type=layer_type,
+                    head_dim=per_layer.head_dims(i, rule)[1],
                 )
             )
     original = next(

@@ -23,7 +23,10 @@ def details(layer) -> list[str]:
     out = [] if layer.kind == "none" else [attention_words(layer)]
     if layer.kind == "rope":
         out.append(t("models.detail.base", base=widgets.shown(layer.rope_theta)))
-        if layer.rope_type != "default":
+        if layer.rope_type == "proportional":  # Gemma 4's global layers: the slowest pairs do not turn at all
+            turning = int(np.count_nonzero(layer.inv_freq))
+            out.append(t("models.detail.proportional", turning=turning, pairs=layer.inv_freq.size))
+        elif layer.rope_type != "default":
             out.append(t(f"models.detail.scaled.{layer.rope_type}"))
         if layer.partial:
             out.append(t("models.detail.partial", r=layer.rotary_dim, d=layer.head_dim))
