@@ -81,6 +81,7 @@ _ORACLE_ATTENTION = "posviz_truth_recorder"
 #: test angles at position 1: pair k of n turns by LOW + SPAN * k / n radians (distinct, far from 0 and pi)
 _LOW, _SPAN = 0.2, 0.6
 _TOKENS = 1
+_BLOCK = 100_003
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -164,13 +165,30 @@ def _rotary_candidates(module, text) -> list[type]:
     return out
 
 
-def _meta_model(text):
+def _model_class(module, text) -> type:
+    """The decoder's class: AutoModel's for the config, else the modeling module's bare model for that config class
+    (the class whose ``config_class`` it is, with no head: the shortest name ending in Model)."""
+    own = [
+        obj
+        for name, obj in vars(module).items()
+        if inspect.isclass(obj)
+        and issubclass(obj, transformers.PreTrainedModel)
+        and getattr(obj, "config_class", None) is type(text)
+        and name.endswith("Model")
+    ]
+    try:
+        return AutoModel._model_mapping[type(text)]
+    except KeyError:
+        if not own:
+            raise LookupError(f"{module.__name__} has no model class for {type(text).__name__}") from None
+        return min(own, key=lambda c: len(c.__name__))
+
+
+def _meta_model(module, text):
     """The decoder built from its config on the meta device (no weights allocated)."""
+    cls = _model_class(module, text)
     with torch.device("meta"):
-        try:
-            return AutoModel.from_config(text)
-        except ValueError:
-            return transformers.AutoModelForCausalLM.from_config(text)
+        return cls._from_config(text)
 
 
 def _decoder_layers(model, n_layers: int) -> list[torch.nn.Module]:
@@ -227,9 +245,13 @@ def _position_embeddings(rotary: torch.nn.Module, position: int, layer_type: str
     ids = torch.full((1, _TOKENS), position, dtype=torch.long)
     params = inspect.signature(rotary.forward).parameters
     kwargs = {"layer_type": layer_type} if "layer_type" in params and layer_type is not None else {}
+    rope_parameters = getattr(getattr(rotary, "config", None), "rope_parameters", None) or {}
+    if getattr(rotary, "mrope_section", None) is not None or "mrope_section" in rope_parameters:
+        # M-RoPE: one row of positions per axis (time, height, width), all equal for text
+        return rotary(x, ids[None].expand(3, 1, _TOKENS), **kwargs)
     try:
         return rotary(x, ids, **kwargs)
-    except Exception:  # noqa: BLE001 - M-RoPE modules want one row of positions per axis
+    except Exception:  # noqa: BLE001 - M-RoPE modules that keep their sections elsewhere
         return rotary(x, ids[None].expand(3, 1, _TOKENS), **kwargs)
 
 
@@ -263,11 +285,15 @@ def _recording_apply(module, calls: list):
 
 
 def _materialise(attention_meta: torch.nn.Module, text) -> torch.nn.Module:
+    """A CPU copy of a meta attention module with small pseudo-random weights: one random block of a prime length,
+    tiled (cheap for the large projections, and aligned with no row or head)."""
     attention = copy.deepcopy(attention_meta).to_empty(device="cpu")
-    gen = torch.Generator().manual_seed(0)
+    block = torch.randn(_BLOCK, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 0.05
     with torch.no_grad():
         for p in attention.parameters():
-            p.copy_(torch.randn(p.shape, generator=gen, dtype=torch.float32).to(p.dtype) * 0.05)
+            n = p.numel()
+            tiled = block.repeat(n // _BLOCK + 1)[:n] if n > _BLOCK else block[:n]
+            p.copy_(tiled.reshape(p.shape).to(p.dtype))
         for name, sub in list(attention.named_modules()):
             if type(sub).__name__.endswith("RotaryEmbedding"):  # an attention that owns its rotary module
                 parent = attention.get_submodule(name.rsplit(".", 1)[0]) if "." in name else attention
@@ -278,8 +304,18 @@ def _materialise(attention_meta: torch.nn.Module, text) -> torch.nn.Module:
     return attention
 
 
-def _run_attention(attention, text, hidden_size: int, pe, position: int) -> dict:
-    """One forward of the attention module on one token; what the attention function was handed."""
+def _run_attention(attention, text, hidden_size: int, pe, position: int, shared: dict | None = None) -> dict:
+    """One forward of the attention module on one token; what the attention function was handed. Without a mask
+    first; an attention that reads its mask gets an all-visible one. ``shared``: the keys and values a layer hands
+    the later layers that reuse them (Gemma 3n / Gemma 4's KV sharing), kept across the layers of one model."""
+    try:
+        return _run_attention_once(attention, hidden_size, pe, position, None, shared)
+    except (TypeError, AttributeError, IndexError):
+        mask = torch.zeros(1, 1, _TOKENS, _TOKENS)
+        return _run_attention_once(attention, hidden_size, pe, position, mask, shared)
+
+
+def _run_attention_once(attention, hidden_size, pe, position, mask, shared) -> dict:
     _RECORD.clear()
     params = inspect.signature(attention.forward).parameters
     gen = torch.Generator().manual_seed(1)
@@ -287,7 +323,8 @@ def _run_attention(attention, text, hidden_size: int, pe, position: int) -> dict
     offered = {
         "hidden_states": hidden,
         "position_embeddings": pe,
-        "attention_mask": None,
+        "attention_mask": mask,
+        "shared_kv_states": {} if shared is None else shared,
         "position_ids": torch.full((1, _TOKENS), position, dtype=torch.long),
         "cache_position": torch.full((_TOKENS,), position, dtype=torch.long),
     }
@@ -380,7 +417,7 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
         return OutOfScope(model_type, f"{module.__name__} holds no text rotary embedding that builds from the config")
     config_json = config.to_json_string(use_diff=False)
     try:
-        model = _meta_model(text)
+        model = _meta_model(module, text)
     except Exception as exc:  # noqa: BLE001
         return OutOfScope(model_type, f"the model does not build: {_sentence(exc)}")
     used = [m for m in model.modules() if type(m) in candidates]
@@ -409,11 +446,12 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
         groups.setdefault(key, []).append(i)
 
     out: list[LayerTruth | None] = [None] * n_layers
+    shared: dict = {}
     for (_, _, lt), indices in groups.items():
         attention_meta = children[indices[0]]
         rope_type = lt if per_type else None
         try:
-            fields = _layer_fields(module, attention_meta, text, rotary, rope_type, hidden_size)
+            fields = _layer_fields(module, attention_meta, text, rotary, rope_type, hidden_size, shared)
         except Exception as exc:  # noqa: BLE001
             return OutOfScope(model_type, f"layer {indices[0]}'s attention does not run: {_sentence(exc)}")
         if fields["kind"] == "rope":
@@ -443,7 +481,7 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
     )
 
 
-def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size) -> dict:
+def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size, shared) -> dict:
     if attention_meta is None:
         return {"kind": "none", "attention": "linear", "window": None}
     attention = _materialise(attention_meta, text)
@@ -453,17 +491,17 @@ def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size)
         pe2 = _position_embeddings(rotary, 2, layer_type)
     calls: list = []
     with _recording_apply(module, calls):
-        first = _run_attention(attention, text, hidden_size, pe1, 1)
+        first = _run_attention(attention, text, hidden_size, pe1, 1, shared)
         call = calls[0] if calls else None
         if not first:
             return {"kind": "none", "attention": "linear", "window": None}
         calls.clear()
-        _run_attention(attention, text, hidden_size, pe0, 0)
+        _run_attention(attention, text, hidden_size, pe0, 0, shared)
         call0 = calls[0] if calls else None
-        second = _run_attention(attention, text, hidden_size, pe2, 1)
+        second = _run_attention(attention, text, hidden_size, pe2, 1, shared)
         rope = _changed(first, second)
         if not rope and calls:  # an attention that makes its own cos / sin from the positions
-            rope = _changed(first, _run_attention(attention, text, hidden_size, pe1, 2))
+            rope = _changed(first, _run_attention(attention, text, hidden_size, pe1, 2, shared))
     head_dim = int(first["query"].shape[-1])
     window = first["sliding_window"]
     attention_kind = "full"
