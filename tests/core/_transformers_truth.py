@@ -584,9 +584,20 @@ def truth(model_type: str) -> TypeTruth | OutOfScope:
         return OutOfScope(model_type, f"transformers raised {_sentence(exc)}")
 
 
-def universe() -> tuple[str, ...]:
-    """The model types in scope (computes every type's truth in this process)."""
-    return tuple(m for m in model_types() if isinstance(truth(m), TypeTruth))
+def _in_scope(model_type: str) -> tuple[str, bool]:
+    return model_type, isinstance(truth(model_type), TypeTruth)
+
+
+@functools.cache
+def universe(jobs: int | None = None) -> tuple[str, ...]:
+    """The model types in scope, their truths computed in ``jobs`` worker processes (default: one per CPU)."""
+    import multiprocessing
+
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1:
+        return tuple(m for m in model_types() if isinstance(truth(m), TypeTruth))
+    with multiprocessing.get_context("spawn").Pool(jobs, maxtasksperchild=40) as pool:
+        return tuple(sorted(m for m, ok in pool.imap_unordered(_in_scope, model_types(), chunksize=4) if ok))
 
 
 def _line(model_type: str, compare: bool) -> tuple[str, str, str]:
