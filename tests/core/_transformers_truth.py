@@ -1,0 +1,666 @@
+"""What transformers 5.24 itself does with positions, for every model type it registers: the truth
+``posviz.model_positions`` is tested against (``tests/core/test_every_model_type.py``).
+
+Nothing here imports posviz, and nothing is a table of answers: every value is read from transformers' own objects
+or measured by running its own code, offline, on default configs only.
+
+The universe. A ``model_type`` of ``CONFIG_MAPPING`` is in it when
+
+1. its config class builds with its defaults (``AutoConfig.for_model``), and its decoder's config is
+   ``config.get_text_config(decoder=True)`` (the config itself for a plain model, the text / language config of a
+   multimodal wrapper);
+2. the modeling module of that decoder config (``transformers.models.<name>.modeling_<name>``, beside the config
+   class's ``configuration_<name>``) holds a ``*RotaryEmbedding`` class that is a text one (its name does not say
+   Vision / Audio / Video / Speech / ViT / Encoder / DiT / Talker unless it also says Text) and builds from that
+   config (``cls(config=text)``);
+3. the decoder model built from that config on the meta device (``AutoModel.from_config``, else the causal-LM
+   class) holds exactly one instance of one such class (the rotary embedding the model really uses), and a stack
+   of ``num_hidden_layers`` decoder layers.
+
+Anything that fails on the way, in transformers itself (a default config that does not validate, a model that
+does not build), puts the type out of scope (``OutOfScope``) with the exception's sentence.
+
+Per layer, everything comes from running transformers' modules:
+
+- Frequencies: the rotary module built on the CPU from the config, as the model builds it; its float32
+  ``inv_freq`` buffer (``{layer_type}_inv_freq`` where it keeps one per layer type, the layer's type being
+  ``config.layer_types[i]``, which is how the model's forward picks the layer's cos / sin) and its
+  ``attention_scaling``.
+- Kind and window: one attention module per distinct layer (layers grouped by the attention class, the plain
+  attributes it was built with and the layer type) is copied from the meta model to the CPU with small random
+  weights and run on one token, its attention function replaced by a recorder registered in transformers'
+  ``AttentionInterface``: the recorder keeps the query and key it is handed and the ``sliding_window`` it is
+  passed. The cos / sin handed to the layer come from the model's rotary module with test frequencies put in its
+  ``inv_freq`` buffers (distinct angles in [0.2, 0.8) rad at position 1), and the run is repeated at position 2.
+  A layer whose query or key changes between the two is a RoPE layer, one whose query and key do not a NoPE
+  layer (SmolLM3's ``no_rope_layers``, Llama 4's every fourth layer, Cohere2's full-attention layers: whatever the
+  module decides). A layer with no attention submodule, or whose mixer never calls the attention function (Gated
+  DeltaNet, Mamba, short convolutions, lightning attention), has kind "none" and attention "linear". The window is
+  the ``sliding_window`` the module passes to its attention function (attention "sliding"); a bidirectional module
+  (``is_causal`` False, ModernBERT) is passed half its span plus one (flash attention's convention), so its window is
+  reported as the whole span, 2 (sliding_window - 1). A layer of type "chunked_attention" attends within chunks of
+  ``attention_chunk_size`` (attention "chunked"; the model's ``create_chunked_causal_mask`` reads that key).
+- Pairing: the modeling module's apply-rotary functions (module-level ``apply_*rot*`` / ``apply_*rope*``) are
+  wrapped while the layer runs, so the call the attention makes is recorded with its arguments. That call is then
+  replayed with the query replaced by each basis vector e_j (and the cos / sin of the test frequencies): the image of
+  e_j is cos(a) e_j + sin(a) e_k for its partner k, or e_j itself for a dimension that does not turn. That gives the
+  pairs, ordered by their test frequency (so pair i turns with inv_freq[i]), the rotated dimensions (rotary_dim;
+  when the attention rotates a slice of the head itself, only that slice is handed to the function, and its size is
+  compared with the head size the attention function receives), and the layout: "half" when every pair is
+  (i, i + rotary_dim / 2), "interleaved" when every pair is (2i, 2i + 1).
+
+Run ``python -m tests.core._transformers_truth [--compare] [TYPE ...]`` to print the universe (and, with
+``--compare``, whether posviz reads each type the same way).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import functools
+import importlib
+import inspect
+import os
+import re
+import time
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
+from transformers import CONFIG_MAPPING, AttentionInterface, AutoConfig, AutoModel  # noqa: E402
+
+transformers.logging.set_verbosity_error()
+
+#: the name of a rotary class made for images, audio or other non-text streams (unless it also says Text)
+_NOT_TEXT = re.compile(r"Vision|Visual|Audio|Video|Speech|Image|ViT|Encoder|DiT|Talker")
+_ORACLE_ATTENTION = "posviz_truth_recorder"
+#: test angles at position 1: pair k of n turns by LOW + SPAN * k / n radians (distinct, far from 0 and pi)
+_LOW, _SPAN = 0.2, 0.6
+_TOKENS = 1
+_BLOCK = 100_003
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LayerTruth:
+    """One decoder layer as transformers runs it (see the module docstring)."""
+
+    index: int
+    kind: str  # "rope", "nope" or "none"
+    attention: str  # "full", "sliding", "chunked" or "linear"
+    window: int | None
+    layer_type: str | None
+    head_dim: int | None = None
+    inv_freq: np.ndarray | None = None  # float64 copy of the float32 buffer
+    attention_scaling: float | None = None
+    rotary_dim: int | None = None
+    layout: str | None = None  # "half", "interleaved", or "other" (pairs fit neither)
+    pairs: tuple[tuple[int, int], ...] | None = None  # pair i turns with inv_freq[i]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TypeTruth:
+    model_type: str
+    text_model_type: str
+    config_json: str  # the default config as config.json text, the one handed to posviz
+    rotary_class: str
+    layers: tuple[LayerTruth, ...]
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class OutOfScope:
+    model_type: str
+    reason: str
+
+
+def model_types() -> tuple[str, ...]:
+    """Every model_type transformers registers."""
+    return tuple(sorted(CONFIG_MAPPING.keys()))
+
+
+def _sentence(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
+class _Recorded(Exception):
+    """Raised by the recording attention function once it has what it needs."""
+
+
+_RECORD: dict = {}
+
+
+def _recording_attention(module, query, key, value, attention_mask, **kwargs):
+    _RECORD["query"] = query.detach().clone()
+    _RECORD["key"] = key.detach().clone()
+    _RECORD["sliding_window"] = kwargs.get("sliding_window")
+    _RECORD["is_causal"] = getattr(module, "is_causal", True)
+    raise _Recorded
+
+
+AttentionInterface.register(_ORACLE_ATTENTION, _recording_attention)
+
+
+def _modeling_module(text_config):
+    name = type(text_config).__module__.replace(".configuration_", ".modeling_")
+    return importlib.import_module(name)
+
+
+def _rotary_candidates(module, text) -> list[type]:
+    out = []
+    for name, obj in vars(module).items():
+        if not (name.endswith("RotaryEmbedding") and inspect.isclass(obj) and issubclass(obj, torch.nn.Module)):
+            continue
+        if _NOT_TEXT.search(name) and "Text" not in name:
+            continue
+        try:
+            obj(config=text)
+        except Exception:  # noqa: BLE001 - a class that does not build from this config is not its rotary
+            continue
+        out.append(obj)
+    return out
+
+
+def _model_class(module, text) -> type:
+    """The decoder's class: AutoModel's for the config, else the modeling module's bare model for that config class
+    (the class whose ``config_class`` it is, with no head: the shortest name ending in Model)."""
+    own = [
+        obj
+        for name, obj in vars(module).items()
+        if inspect.isclass(obj)
+        and issubclass(obj, transformers.PreTrainedModel)
+        and getattr(obj, "config_class", None) is type(text)
+        and name.endswith("Model")
+    ]
+    try:
+        return AutoModel._model_mapping[type(text)]
+    except KeyError:
+        if not own:
+            raise LookupError(f"{module.__name__} has no model class for {type(text).__name__}") from None
+        return min(own, key=lambda c: len(c.__name__))
+
+
+def _meta_model(module, text):
+    """The decoder built from its config on the meta device (no weights allocated)."""
+    cls = _model_class(module, text)
+    with torch.device("meta"):
+        return cls._from_config(text)
+
+
+def _decoder_layers(model, n_layers: int) -> list[torch.nn.Module]:
+    lists = [m for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n_layers]
+    if not lists:
+        raise LookupError(f"no stack of {n_layers} decoder layers in {type(model).__name__}")
+    return list(lists[0])
+
+
+def _attention_child(layer: torch.nn.Module) -> torch.nn.Module | None:
+    """The layer's attention module: its first submodule whose class says Attention (or Attn)."""
+    for _, child in layer.named_children():
+        if re.search(r"Attention|Attn", type(child).__name__) and not re.search(r"Norm", type(child).__name__):
+            return child
+    for _, child in layer.named_modules():
+        if child is not layer and re.search(r"Attention$|Attn$", type(child).__name__):
+            return child
+    return None
+
+
+def _plain_attributes(module: torch.nn.Module) -> tuple:
+    simple = (int, float, bool, str, type(None))
+    items = []
+    for key, value in sorted(vars(module).items()):
+        if key.startswith("_") or key in ("layer_idx", "layer_id", "layer_number", "training"):
+            continue
+        if isinstance(value, simple) or (isinstance(value, tuple | list) and all(isinstance(v, simple) for v in value)):
+            items.append((key, repr(value)))
+    return tuple(items)
+
+
+def _inv_freq_names(rotary: torch.nn.Module) -> list[str]:
+    return [name for name, _ in rotary.named_buffers(recurse=False) if name.endswith("inv_freq")]
+
+
+@contextlib.contextmanager
+def _test_frequencies(rotary: torch.nn.Module):
+    """Put the test angles in every inv_freq buffer of the rotary module (original_inv_freq too)."""
+    saved = {}
+    for name in _inv_freq_names(rotary):
+        buf = getattr(rotary, name)
+        saved[name] = buf.clone()
+        n = buf.numel()
+        buf.copy_((_LOW + _SPAN * torch.arange(n, dtype=torch.float64) / n).to(buf.dtype).reshape(buf.shape))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            getattr(rotary, name).copy_(value)
+
+
+def _position_embeddings(rotary: torch.nn.Module, position: int, layer_type: str | None, dtype=torch.float32):
+    x = torch.zeros(1, _TOKENS, 8, dtype=dtype)
+    ids = torch.full((1, _TOKENS), position, dtype=torch.long)
+    params = inspect.signature(rotary.forward).parameters
+    kwargs = {"layer_type": layer_type} if "layer_type" in params and layer_type is not None else {}
+    rope_parameters = getattr(getattr(rotary, "config", None), "rope_parameters", None) or {}
+    if getattr(rotary, "mrope_section", None) is not None or "mrope_section" in rope_parameters:
+        # M-RoPE: one row of positions per axis (time, height, width), all equal for text
+        return rotary(x, ids[None].expand(3, 1, _TOKENS), **kwargs)
+    try:
+        return rotary(x, ids, **kwargs)
+    except Exception:  # noqa: BLE001 - M-RoPE modules that keep their sections elsewhere
+        return rotary(x, ids[None].expand(3, 1, _TOKENS), **kwargs)
+
+
+def _apply_functions(module) -> dict[str, object]:
+    return {
+        name: obj
+        for name, obj in vars(module).items()
+        if inspect.isfunction(obj) and name.startswith("apply") and re.search(r"rot|rope", name)
+    }
+
+
+@contextlib.contextmanager
+def _recording_apply(module, calls: list):
+    originals = _apply_functions(module)
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def recorder(*args, **kwargs):
+            calls.append((fn, args, kwargs))
+            return fn(*args, **kwargs)
+
+        return recorder
+
+    for name, fn in originals.items():
+        setattr(module, name, wrap(fn))
+    try:
+        yield
+    finally:
+        for name, fn in originals.items():
+            setattr(module, name, fn)
+
+
+def _materialise(attention_meta: torch.nn.Module, text) -> torch.nn.Module:
+    """A CPU copy of a meta attention module with small pseudo-random weights: one random block of a prime length,
+    tiled (cheap for the large projections, and aligned with no row or head)."""
+    attention = copy.deepcopy(attention_meta).to_empty(device="cpu")
+    block = torch.randn(_BLOCK, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 0.05
+    with torch.no_grad():
+        for p in attention.parameters():
+            n = p.numel()
+            tiled = block.repeat(n // _BLOCK + 1)[:n] if n > _BLOCK else block[:n]
+            p.copy_(tiled.reshape(p.shape).to(p.dtype))
+        for name, sub in list(attention.named_modules()):
+            if type(sub).__name__.endswith("RotaryEmbedding"):  # an attention that owns its rotary module
+                parent = attention.get_submodule(name.rsplit(".", 1)[0]) if "." in name else attention
+                setattr(parent, name.rsplit(".", 1)[-1], type(sub)(config=text))
+    cfg = getattr(attention, "config", None)
+    if cfg is not None:
+        cfg._attn_implementation = _ORACLE_ATTENTION
+    return attention
+
+
+def _run_attention(attention, text, hidden_size: int, pe, position: int, shared: dict | None = None) -> dict:
+    """One forward of the attention module on one token; what the attention function was handed. Without a mask
+    first; an attention that reads its mask gets an all-visible one. ``shared``: the keys and values a layer hands
+    the later layers that reuse them (Gemma 3n / Gemma 4's KV sharing), kept across the layers of one model."""
+    try:
+        return _run_attention_once(attention, hidden_size, pe, position, None, shared)
+    except (TypeError, AttributeError, IndexError):
+        mask = torch.zeros(1, 1, _TOKENS, _TOKENS)
+        return _run_attention_once(attention, hidden_size, pe, position, mask, shared)
+
+
+def _run_attention_once(attention, hidden_size, pe, position, mask, shared) -> dict:
+    _RECORD.clear()
+    params = inspect.signature(attention.forward).parameters
+    gen = torch.Generator().manual_seed(1)
+    hidden = torch.randn(1, _TOKENS, hidden_size, generator=gen)
+    offered = {
+        "hidden_states": hidden,
+        "position_embeddings": pe,
+        "attention_mask": mask,
+        "shared_kv_states": {} if shared is None else shared,
+        "position_ids": torch.full((1, _TOKENS), position, dtype=torch.long),
+        "cache_position": torch.full((_TOKENS,), position, dtype=torch.long),
+    }
+    kwargs = {k: v for k, v in offered.items() if k in params}
+    for name, p in params.items():
+        if name not in kwargs and p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD:
+            kwargs[name] = None
+    with torch.no_grad():
+        try:
+            attention(**kwargs)
+        except _Recorded:
+            pass
+    return dict(_RECORD)
+
+
+def _images(call) -> np.ndarray:
+    """The recorded apply-rotary call replayed with each basis vector e_j as the query: column j is its image."""
+    fn, args, kwargs = call
+    q = args[0]
+    if torch.is_complex(q):
+        raise TypeError("the apply-rotary function takes complex queries")
+    d = q.shape[-1]
+    columns = []
+    with torch.no_grad():
+        for j in range(d):
+            e = torch.zeros_like(q)
+            e[..., j] = 1
+            out = fn(e, *args[1:], **kwargs)
+            out = out[0] if isinstance(out, tuple | list) else out
+            columns.append(out.reshape(-1, out.shape[-1])[0].double().numpy())
+    return np.stack(columns, axis=1)
+
+
+def _pairing(call0, call1, by_frequency: bool) -> dict:
+    """The rotated dimensions, their pairs and layout, from the apply-rotary call at position 0 (angle 0: the
+    identity, or a reordering of the dimensions that the query and the key share, e.g. DeepSeek's de-interleaving)
+    and at position 1: the turn in the query's own coordinates is image0^-1 image1. Pairs are ordered by their angle
+    when the test frequencies were in place (so pair i turns with inv_freq[i]), else by their first dimension, with
+    their angles at position 1 (the frequencies of a module that keeps a table, not inv_freq)."""
+    before, after = _images(call0), _images(call1)
+    d = before.shape[1]
+    turn = np.linalg.lstsq(before, after, rcond=None)[0]
+    image = turn.T  # image[j] = the image of e_j
+    partner, angle = {}, {}
+    for j in range(d):
+        off = image[j].copy()
+        off[j] = 0.0
+        k = int(np.argmax(np.abs(off)))
+        if abs(off[k]) < 1e-6:
+            continue
+        partner[j] = k
+        angle[j] = float(np.arctan2(abs(off[k]), image[j, j]))
+    pairs = sorted(
+        {tuple(sorted((j, k))) for j, k in partner.items()}, key=lambda p: angle[p[0]] if by_frequency else p
+    )
+    rotary_dim = len(partner)
+    half = rotary_dim // 2
+    consistent = all(partner.get(b) == a for a, b in pairs) and 2 * len(pairs) == rotary_dim
+    if consistent and rotary_dim and all(b - a == half and a < half for a, b in pairs):
+        layout = "half"
+    elif consistent and rotary_dim and all(a % 2 == 0 and b == a + 1 for a, b in pairs):
+        layout = "interleaved"
+    else:
+        layout = "other"
+    return {
+        "rotary_dim": rotary_dim,
+        "pairs": tuple(pairs),
+        "layout": layout,
+        "angles": np.array([angle[a] for a, _ in pairs]),
+    }
+
+
+def _changed(a: dict, b: dict) -> bool:
+    return not (torch.equal(a["query"], b["query"]) and torch.equal(a["key"], b["key"]))
+
+
+def _compute(model_type: str) -> TypeTruth | OutOfScope:
+    start = time.perf_counter()
+    try:
+        config = AutoConfig.for_model(model_type)
+        text = config.get_text_config(decoder=True)
+    except Exception as exc:  # noqa: BLE001
+        return OutOfScope(model_type, f"the default config does not build: {_sentence(exc)}")
+    try:
+        module = _modeling_module(text)
+    except ImportError:
+        return OutOfScope(model_type, f"{type(text).__name__} has no modeling module of its own")
+    candidates = _rotary_candidates(module, text)
+    if not candidates:
+        return OutOfScope(model_type, f"{module.__name__} holds no text rotary embedding that builds from the config")
+    config_json = config.to_json_string(use_diff=False)
+    try:
+        model = _meta_model(module, text)
+    except Exception as exc:  # noqa: BLE001
+        return OutOfScope(model_type, f"the model does not build: {_sentence(exc)}")
+    used = [m for m in model.modules() if type(m) in candidates]
+    classes = {type(m) for m in used}
+    if len(used) != 1:
+        names = ", ".join(sorted(c.__name__ for c in classes)) or ", ".join(c.__name__ for c in candidates)
+        return OutOfScope(model_type, f"the model holds {len(used)} text rotary embeddings ({names}), not one")
+    rotary_cls = type(used[0])
+    n_layers = text.num_hidden_layers
+    try:
+        layers = _decoder_layers(model, n_layers)
+    except LookupError as exc:
+        return OutOfScope(model_type, str(exc))
+    rotary = rotary_cls(config=text)
+    layer_types = getattr(text, "layer_types", None)
+    per_type = any(hasattr(rotary, f"{lt}_inv_freq") for lt in set(layer_types or ()))
+    hidden_size = int(text.hidden_size)
+
+    groups: dict[tuple, list[int]] = {}
+    children = []
+    for i, layer in enumerate(layers):
+        attention = _attention_child(layer)
+        children.append(attention)
+        lt = layer_types[i] if layer_types is not None else getattr(layer, "attention_type", None)
+        key = (type(attention), _plain_attributes(attention) if attention is not None else (), lt)
+        groups.setdefault(key, []).append(i)
+
+    out: list[LayerTruth | None] = [None] * n_layers
+    shared: dict = {}
+    for (_, _, lt), indices in groups.items():
+        attention_meta = children[indices[0]]
+        rope_type = lt if per_type else None
+        try:
+            fields = _layer_fields(module, attention_meta, text, rotary, rope_type, hidden_size, shared)
+        except Exception as exc:  # noqa: BLE001
+            return OutOfScope(model_type, f"layer {indices[0]}'s attention does not run: {_sentence(exc)}")
+        if fields["kind"] == "rope":
+            name = f"{rope_type}_inv_freq" if rope_type else "inv_freq"
+            buffer = getattr(rotary, name, None)
+            angles = fields.pop("angles")
+            scaling = getattr(rotary, f"{rope_type}_attention_scaling" if rope_type else "attention_scaling", None)
+            if buffer is not None:
+                fields["inv_freq"] = buffer.detach().double().numpy().reshape(-1).copy()
+            elif not _inv_freq_names(rotary):  # a module that keeps a sin / cos table: the angles at position 1
+                fields["inv_freq"] = angles
+            else:
+                return OutOfScope(model_type, f"{rotary_cls.__name__} keeps no {name} for layer type {lt!r}")
+            fields["attention_scaling"] = None if scaling is None else float(scaling)
+        attention, window = fields.pop("attention"), fields.pop("window")
+        if fields["kind"] != "none" and lt == "chunked_attention":
+            attention, window = "chunked", int(text.attention_chunk_size)
+        for i in indices:
+            out[i] = LayerTruth(index=i, attention=attention, window=window, layer_type=lt, **fields)
+    return TypeTruth(
+        model_type=model_type,
+        text_model_type=text.model_type,
+        config_json=config_json,
+        rotary_class=rotary_cls.__name__,
+        layers=tuple(out),
+        seconds=time.perf_counter() - start,
+    )
+
+
+def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size, shared) -> dict:
+    if attention_meta is None:
+        return {"kind": "none", "attention": "linear", "window": None}
+    attention = _materialise(attention_meta, text)
+    with torch.no_grad(), _test_frequencies(rotary):
+        pe0 = _position_embeddings(rotary, 0, layer_type)
+        pe1 = _position_embeddings(rotary, 1, layer_type)
+        pe2 = _position_embeddings(rotary, 2, layer_type)
+    calls: list = []
+    with _recording_apply(module, calls):
+        first = _run_attention(attention, text, hidden_size, pe1, 1, shared)
+        call = calls[0] if calls else None
+        if not first:
+            return {"kind": "none", "attention": "linear", "window": None}
+        calls.clear()
+        _run_attention(attention, text, hidden_size, pe0, 0, shared)
+        call0 = calls[0] if calls else None
+        second = _run_attention(attention, text, hidden_size, pe2, 1, shared)
+        rope = _changed(first, second)
+        if not rope and calls:  # an attention that makes its own cos / sin from the positions
+            rope = _changed(first, _run_attention(attention, text, hidden_size, pe1, 2, shared))
+    head_dim = int(first["query"].shape[-1])
+    window = first["sliding_window"]
+    attention_kind = "full"
+    if window is not None:
+        attention_kind = "sliding"
+        window = int(window)
+        if not first["is_causal"]:
+            window = 2 * (window - 1)
+    fields = {"kind": "rope" if rope else "nope", "attention": attention_kind, "window": window, "head_dim": head_dim}
+    if rope:
+        if call is None or call0 is None:
+            raise LookupError("the attention turns its queries without a module-level apply-rotary function")
+        fields.update(_pairing(call0, call, by_frequency=bool(_inv_freq_names(rotary))))
+    return fields
+
+
+def inv_freq_rtol(inv_freq: np.ndarray) -> np.ndarray:
+    """How far transformers' float32 ``inv_freq`` may be from the exact frequency, relative, element by element.
+
+    A frequency base^(-e) is computed in float32 from the exponent e = 2i / d, itself rounded to float32 (half an
+    ulp, 2^-24 relative); an error de in the exponent moves the frequency by ln(base) de relative, that is
+    |ln(inv_freq)| 2^-24. The power, the division and a scaling's few operations add half an ulp each: eight
+    2^-24 cover them. A bound from the value alone, on any CPU."""
+    x = np.abs(np.asarray(inv_freq, dtype=np.float64))
+    with np.errstate(divide="ignore"):
+        log = np.where(x > 0, np.abs(np.log(np.where(x > 0, x, 1.0))), 0.0)
+    return (log + 8.0) * 2.0**-24
+
+
+def _differs(index: int, field: str, mine, theirs) -> str:
+    return f"layer {index} {field}: posviz {mine!r}, transformers {theirs!r}"
+
+
+def differences(t: TypeTruth, got) -> list[str]:
+    """Where posviz's ``ModelPositions`` ``got`` differs from the truth, one sentence per field and layer."""
+    out = []
+    if len(got.layers) != len(t.layers):
+        return [f"{len(got.layers)} layers, transformers builds {len(t.layers)}"]
+    for want, layer in zip(t.layers, got.layers, strict=True):
+        i = want.index
+        for field in ("kind", "attention", "window"):
+            if getattr(layer, field) != getattr(want, field):
+                out.append(
+                    f"layer {i} {field}: posviz {getattr(layer, field)!r}, transformers {getattr(want, field)!r}"
+                )
+        if want.kind != "rope" or layer.kind != "rope":
+            continue
+        for field in ("rotary_dim", "layout"):
+            if getattr(layer, field) != getattr(want, field):
+                out.append(
+                    f"layer {i} {field}: posviz {getattr(layer, field)!r}, transformers {getattr(want, field)!r}"
+                )
+        mine = None if layer.inv_freq is None else np.asarray(layer.inv_freq, dtype=np.float64)
+        if mine is None or mine.shape != want.inv_freq.shape:
+            shape = None if mine is None else mine.shape
+            out.append(f"layer {i} inv_freq: posviz shape {shape}, transformers {want.inv_freq.shape}")
+        else:
+            err = np.abs(mine - want.inv_freq) / np.maximum(np.abs(want.inv_freq), np.finfo(np.float64).tiny)
+            bad = err > inv_freq_rtol(want.inv_freq)
+            if bad.any():
+                k = int(np.argmax(np.where(bad, err, -1)))
+                out.append(
+                    f"layer {i} inv_freq[{k}]: posviz {mine[k]:.9g}, transformers {want.inv_freq[k]:.9g} "
+                    f"({int(bad.sum())} of {bad.size} off)"
+                )
+        factor = getattr(layer, "attention_factor", None)
+        if want.attention_scaling is not None and (
+            factor is None or abs(factor - want.attention_scaling) > 1e-6 * abs(want.attention_scaling)
+        ):
+            out.append(f"layer {i} attention_factor: posviz {factor!r}, transformers {want.attention_scaling!r}")
+    return out
+
+
+@functools.cache
+def truth(model_type: str) -> TypeTruth | OutOfScope:
+    """transformers' own account of ``model_type``'s positions (cached per process)."""
+    try:
+        return _compute(model_type)
+    except Exception as exc:  # noqa: BLE001 - whatever transformers raises puts the type out of scope
+        return OutOfScope(model_type, f"transformers raised {_sentence(exc)}")
+
+
+def _in_scope(model_type: str) -> tuple[str, bool]:
+    return model_type, isinstance(truth(model_type), TypeTruth)
+
+
+@functools.cache
+def universe(jobs: int | None = None) -> tuple[str, ...]:
+    """The model types in scope, their truths computed in ``jobs`` worker processes (default: one per CPU)."""
+    import multiprocessing
+
+    jobs = jobs or os.cpu_count() or 1
+    if jobs == 1:
+        return tuple(m for m in model_types() if isinstance(truth(m), TypeTruth))
+    with multiprocessing.get_context("spawn").Pool(jobs, maxtasksperchild=40) as pool:
+        return tuple(sorted(m for m, ok in pool.imap_unordered(_in_scope, model_types(), chunksize=4) if ok))
+
+
+def _line(model_type: str, compare: bool) -> tuple[str, str, str]:
+    """(model_type, status, detail) for the command line; status is out / in, or OK / refused / differs / error."""
+    t = truth(model_type)
+    if isinstance(t, OutOfScope):
+        return model_type, "out", t.reason
+    if not compare:
+        kinds = sorted({(x.kind, x.attention, x.layout) for x in t.layers}, key=str)
+        return model_type, "in", f"{t.rotary_class}, {len(t.layers)} layers, {kinds} ({t.seconds:.1f} s)"
+    import posviz.models  # the command line compares; the truth above never reads posviz
+
+    try:
+        got = posviz.models.model_positions(t.config_json)
+    except ValueError as exc:
+        return model_type, "refused", " ".join(str(exc).split())[:100]
+    except Exception as exc:  # noqa: BLE001 - a crash is what the comparison is there to show
+        return model_type, "error", _sentence(exc)
+    diff = differences(t, got)
+    if diff:
+        more = f" (+{len(diff) - 1} more)" if len(diff) > 1 else ""
+        return model_type, "differs", diff[0] + more
+    return model_type, "OK", ""
+
+
+def _worker(job: tuple[str, bool]) -> tuple[str, str, str]:
+    return _line(*job)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import multiprocessing
+
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.core._transformers_truth",
+        description="The model types whose transformers code holds one text rotary embedding, and (--compare) "
+        "whether posviz.models.model_positions reads each of them as transformers runs it.",
+    )
+    parser.add_argument("--compare", action="store_true", help="compare posviz's reading with the truth, per type")
+    parser.add_argument("--all", action="store_true", help="also print the types out of scope and why")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    parser.add_argument("types", nargs="*", help="model types (default: every registered one)")
+    args = parser.parse_args(argv)
+    types = args.types or list(model_types())
+    start = time.perf_counter()
+    jobs = [(m, args.compare) for m in types]
+    if args.jobs > 1 and len(jobs) > 1:
+        with multiprocessing.get_context("spawn").Pool(args.jobs, maxtasksperchild=40) as pool:
+            rows = sorted(pool.imap_unordered(_worker, jobs, chunksize=2))
+    else:
+        rows = [_worker(job) for job in jobs]
+    counts: dict[str, int] = {}
+    for model_type, status, detail in rows:
+        counts[status] = counts.get(status, 0) + 1
+        if status != "out" or args.all or args.types:
+            print(f"{model_type:<40} {status:<8} {detail}".rstrip())
+    n_in = len(rows) - counts.get("out", 0)
+    print(f"universe: {n_in} of {len(rows)} model types (text rotary embedding, model builds on the meta device)")
+    if args.compare:
+        parts = ", ".join(f"{counts.get(s, 0)} {s}" for s in ("OK", "refused", "differs", "error"))
+        print(f"posviz: {parts} of {n_in}; {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
