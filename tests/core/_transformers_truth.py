@@ -493,6 +493,15 @@ def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size,
     with _recording_apply(module, calls):
         first = _run_attention(attention, text, hidden_size, pe1, 1, shared)
         call = calls[0] if calls else None
+        if not first and call is not None:
+            # an attention that computes its scores itself (Falcon's, GPT-NeoX-Japanese's), never calling the
+            # attention function: its apply-rotary call at positions 0 and 1 shows what turns; no window
+            calls.clear()
+            _run_attention(attention, text, hidden_size, pe0, 0, shared)
+            turned = _pairing(calls[0], call, by_frequency=bool(_inv_freq_names(rotary))) if calls else None
+            if turned is None or not turned["rotary_dim"]:
+                return {"kind": "nope", "attention": "full", "window": None}
+            return {"kind": "rope", "attention": "full", "window": None, **turned}
         if not first:
             return {"kind": "none", "attention": "linear", "window": None}
         calls.clear()
