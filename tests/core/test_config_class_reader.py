@@ -159,3 +159,20 @@ def test_a_folder_without_config_json_is_named(tmp_path):
     (tmp_path / "model.safetensors").write_bytes(b"")
     with pytest.raises(ValueError, match="config.json"):
         posviz.model_positions(tmp_path)
+
+
+def test_transformers_is_imported_only_by_a_read_through_a_config_class():
+    """``import posviz`` and reading the families posviz reads itself leave transformers unimported (a page that
+    reads no config, or a preset of such a family, never pays its import); a type read by its config class imports
+    it."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, posviz; from posviz.encodings import rope_configs; "
+        "posviz.model_positions(posviz.models.preset('llama3_1_8b')); rope_configs.parse_config('{\"head_dim\": 64}'); "
+        "print('transformers' in sys.modules); posviz.model_positions({'model_type': 'qwen3_moe'}); "
+        "print('transformers' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.split() == ["False", "True"]
