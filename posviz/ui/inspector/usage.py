@@ -75,14 +75,14 @@ def _group(usage) -> int:
 
 
 def _ranges(numbers) -> str:
-    """0, 1, 2, 5 -> '0–2, 5'."""
+    """0, 1, 2, 5 -> '0–2, 5' (the page language's list separator: '0–2、5' in Chinese)."""
     out: list[list[int]] = []
     for n in sorted(int(x) for x in numbers):
         if out and n == out[-1][-1] + 1:
             out[-1].append(n)
         else:
             out.append([n])
-    return ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in out)
+    return t("list.sep").join(str(r[0]) if len(r) == 1 else f"{r[0]}–{r[-1]}" for r in out)
 
 
 def _captions(usage, pairs: int) -> None:
