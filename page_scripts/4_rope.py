@@ -280,7 +280,11 @@ def config_explorer():
     st.markdown(t("rope.cfg.intro"))
     names = list(rope_configs.PRESETS)
     preset = CTL.radio(
-        "preset", names, "llama3_1_8b", names=rope_configs.PRESET_NAMES.get, aliases=rope_configs.PRESET_ALIASES
+        "preset",
+        names,
+        "llama3_1_8b",
+        names=lambda name: t(f"models.preset.{name}"),
+        aliases=rope_configs.PRESET_ALIASES,
     )
     if "cfg" not in st.session_state:  # a link carries an edited config.json as ?cfg=..., a preset as ?preset=...
         st.session_state["cfg"] = st.query_params.get("cfg") or rope_configs.preset_text(preset)

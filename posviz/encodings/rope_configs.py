@@ -318,7 +318,7 @@ PRESETS: dict[str, dict] = {
     )
 }  # fmt: skip
 
-#: What each preset is, for labels (the store's names).
+#: What each preset is, in English (the store's names; a page shows the catalog's ``models.preset.<name>``).
 PRESET_NAMES = {name: _stored.PRESETS[name] for name in PRESETS}
 
 #: Names the box gave two presets before it read the one store; a link that names them still opens them.
