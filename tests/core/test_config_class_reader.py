@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -176,3 +177,19 @@ def test_transformers_is_imported_only_by_a_read_through_a_config_class():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_rule_is_worded_in_both_languages(lang):
+    """The Models page names each rule it used: every rule has its sentence in each catalog."""
+    catalog = {}
+    for path in (Path(__file__).parents[2] / "assets" / "i18n" / lang).glob("*.json"):
+        catalog.update(json.loads(path.read_text(encoding="utf-8")))
+    missing = [rule for rule in by_class.RULE_NAMES if not catalog.get(f"models.rule.{rule}")]
+    assert not missing
+
+
+def test_every_type_a_rule_names_is_one_transformers_registers():
+    """A misspelt model type in a rule would silently apply nowhere."""
+    assert set(by_class.RULES) - set(CONFIG_MAPPING.keys()) == set()
+    assert set(by_class.NOT_READ) - set(CONFIG_MAPPING.keys()) == set()
