@@ -58,7 +58,7 @@ CASES = (
     "deepseek_v3",
     "qwen3_next_80b",
     "t5_base",
-    "gemma4_e2b",
+    "gemma4",
 )
 #: Model types read through transformers' config class (``posviz.models.by_class``), from their class defaults.
 CLASS_CASES = ("qwen3_moe", "glm4", "exaone4", "deepseek_v32")

@@ -314,7 +314,7 @@ PRESETS: dict[str, dict] = {
     name: {key: value for key, value in _stored.preset(name).items() if key != "_source"}
     for name in (
         "llama2_7b", "mistral_7b", "qwen2_7b", "llama3_1_8b", "qwen2_5_7b_yarn", "pythia_410m", "gptj_6b",
-        "phi3_5_mini", "deepseek_v3", "llama4_scout", "command_r7b", "gemma4_e2b",
+        "phi3_5_mini", "deepseek_v3", "llama4_scout", "command_r7b", "gemma4",
     )
 }  # fmt: skip
 
