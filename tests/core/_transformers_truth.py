@@ -15,7 +15,9 @@ The universe. A ``model_type`` of ``CONFIG_MAPPING`` is in it when
    config (``cls(config=text)``);
 3. the decoder model built from that config on the meta device (``AutoModel.from_config``, else the causal-LM
    class) holds exactly one instance of one such class (the rotary embedding the model really uses), and a stack
-   of ``num_hidden_layers`` decoder layers.
+   of ``num_hidden_layers`` decoder layers. A model with several instances is in when each decoder layer's is found
+   (``_rotary_per_layer``: the instance inside the layer, else the one the stack's holder hands it; the stack of an
+   encoder-decoder is its decoder's, as ``get_text_config(decoder=True)`` says), its inv_freq then read per layer.
 
 Anything that fails on the way, in transformers itself (a default config that does not validate, a model that
 does not build), puts the type out of scope (``OutOfScope``) with the exception's sentence.
@@ -443,9 +445,15 @@ def _run_attention(attention, text, hidden_size: int, pe, position: int, shared:
     except (TypeError, AttributeError, IndexError):
         mask = torch.zeros(1, 1, _TOKENS, _TOKENS)
         return _run_attention_once(attention, hidden_size, pe, position, mask, shared)
+    except ValueError:
+        # a shared DSA layer (HY-V4's) reuses the top-k key indices of the last full indexer layer
+        # (``prev_topk_indices``, [batch, query, top-k]): with one token, the one key, all visible
+        mask = torch.zeros(1, 1, _TOKENS, _TOKENS)
+        topk = torch.arange(_TOKENS).expand(1, _TOKENS, _TOKENS)
+        return _run_attention_once(attention, hidden_size, pe, position, mask, shared, {"prev_topk_indices": topk})
 
 
-def _run_attention_once(attention, hidden_size, pe, position, mask, shared) -> dict:
+def _run_attention_once(attention, hidden_size, pe, position, mask, shared, more=None) -> dict:
     _RECORD.clear()
     params = inspect.signature(attention.forward).parameters
     gen = torch.Generator().manual_seed(1)
@@ -457,6 +465,7 @@ def _run_attention_once(attention, hidden_size, pe, position, mask, shared) -> d
         "shared_kv_states": {} if shared is None else shared,
         "position_ids": torch.full((1, _TOKENS), position, dtype=torch.long),
         "cache_position": torch.full((_TOKENS,), position, dtype=torch.long),
+        **(more or {}),
     }
     kwargs = {k: v for k, v in offered.items() if k in params}
     for name, p in params.items():
