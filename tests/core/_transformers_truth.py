@@ -15,7 +15,9 @@ The universe. A ``model_type`` of ``CONFIG_MAPPING`` is in it when
    config (``cls(config=text)``);
 3. the decoder model built from that config on the meta device (``AutoModel.from_config``, else the causal-LM
    class) holds exactly one instance of one such class (the rotary embedding the model really uses), and a stack
-   of ``num_hidden_layers`` decoder layers.
+   of ``num_hidden_layers`` decoder layers. A model with several instances is in when each decoder layer's is found
+   (``_rotary_per_layer``: the instance inside the layer, else the one the stack's holder hands it; the stack of an
+   encoder-decoder is its decoder's, as ``get_text_config(decoder=True)`` says), its inv_freq then read per layer.
 
 Anything that fails on the way, in transformers itself (a default config that does not validate, a model that
 does not build), puts the type out of scope (``OutOfScope``) with the exception's sentence.
@@ -198,6 +200,134 @@ def _decoder_layers(model, n_layers: int) -> list[torch.nn.Module]:
     return list(lists[0])
 
 
+@contextlib.contextmanager
+def _rotaries_on_cpu(classes):
+    """While the model builds on the meta device, its rotary modules build on the CPU: their buffers are the values
+    transformers computes (whatever config and arguments the model hands each instance)."""
+    saved = {c: c.__dict__["__init__"] for c in classes if "__init__" in c.__dict__}
+
+    def wrap(init):
+        @functools.wraps(init)
+        def on_cpu(self, *args, **kwargs):
+            with torch.device("cpu"):
+                init(self, *args, **kwargs)
+
+        return on_cpu
+
+    for cls, init in saved.items():
+        cls.__init__ = wrap(init)
+    try:
+        yield
+    finally:
+        for cls, init in saved.items():
+            cls.__init__ = init
+
+
+def _rotary_key(rotary: torch.nn.Module) -> tuple:
+    buffers = tuple((n, tuple(b.double().reshape(-1).tolist())) for n, b in rotary.named_buffers(recurse=False))
+    return type(rotary), _plain_attributes(rotary), buffers
+
+
+def _distinct(rotaries) -> list[torch.nn.Module]:
+    seen: dict[tuple, torch.nn.Module] = {}
+    for r in rotaries:
+        seen.setdefault(_rotary_key(r), r)
+    return list(seen.values())
+
+
+def _rotary_per_layer(module, text, candidates, n_layers):
+    """For a model with several rotary instances: its decoder stack, and per layer the rotary module that layer's
+    forward uses, with whether it sits inside the layer's attention.
+
+    The stack: the ``ModuleList`` of ``num_hidden_layers`` layers; of several, the one whose path says "decoder"
+    (``get_text_config(decoder=True)`` is the decoder's config: Mimi's decoder transformer, Moonshine's decoder),
+    else the model's own ``layers``. A layer's rotary module: the one inside the layer (identical instances count
+    once; Moshi, IDEFICS, RecurrentGemma build one per attention), else the one held by the module that holds the
+    stack (CSM's backbone); where that module holds several distinct ones (Granite-SWA's one per theta, Molmo2's
+    scaled and unscaled), the one whose cos / sin its forward hands the layer, measured by running that forward on
+    the meta device with the layers replaced by recorders."""
+    with _rotaries_on_cpu(candidates):
+        model = _meta_model(module, text)
+    stacks = [
+        (name, m) for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n_layers
+    ]
+    if not stacks:
+        raise LookupError(f"no stack of {n_layers} decoder layers in {type(model).__name__}")
+    by_decoder = [s for s in stacks if "decoder" in s[0]]
+    plain = [s for s in stacks if s[0] == "layers"]
+    if len(by_decoder) == 1:
+        stack_name, stack = by_decoder[0]
+    elif not by_decoder and plain:
+        stack_name, stack = plain[0]
+    elif len(stacks) == 1:
+        stack_name, stack = stacks[0]
+    else:
+        raise LookupError(f"no one decoder stack among {', '.join(s[0] for s in stacks)}")
+    layers = list(stack)
+    owner = model.get_submodule(stack_name.rpartition(".")[0]) if "." in stack_name else model
+    rotaries: list = []
+    owned: list[bool] = []
+    outside: list | None = None
+    for i, layer in enumerate(layers):
+        inside = _distinct(m for m in layer.modules() if type(m) in candidates)
+        if len(inside) > 1:
+            raise LookupError(f"layer {i} holds {len(inside)} distinct ones")
+        if inside:
+            attention = _attention_child(layer)
+            rotaries.append(inside[0])
+            owned.append(attention is not None and any(m is inside[0] for m in attention.modules()))
+            continue
+        if outside is None:
+            outside = _dispatch(owner, stack, candidates)
+        rotaries.append(outside[i])
+        owned.append(False)
+    if all(r is None for r in rotaries):
+        raise LookupError("no decoder layer is handed one")
+    same: dict[tuple, torch.nn.Module] = {}  # identical instances count once
+    rotaries = [None if r is None else same.setdefault(_rotary_key(r), r) for r in rotaries]
+    return layers, rotaries, owned
+
+
+def _dispatch(owner, stack, candidates) -> list:
+    """Per layer of ``stack``, the rotary module of ``owner`` (outside the layers) whose cos / sin ``owner``'s
+    forward hands it (None: no cos / sin)."""
+    in_layers = {id(m) for layer in stack for m in layer.modules()}
+    held = [m for m in owner.modules() if type(m) in candidates and id(m) not in in_layers]
+    distinct = _distinct(held)
+    if len(distinct) <= 1:
+        return [distinct[0] if distinct else None] * len(stack)
+    made: dict[int, torch.nn.Module] = {}
+    handed: list = [None] * len(stack)
+
+    def recording(rotary):
+        forward = rotary.forward
+
+        def record(*args, **kwargs):
+            out = forward(*args, **kwargs)
+            made[id(out[0])] = next(d for d in distinct if _rotary_key(d) == _rotary_key(rotary))
+            return out
+
+        return record
+
+    def stub(i):
+        def forward(hidden_states, *args, **kwargs):
+            pe = kwargs.get("position_embeddings")
+            handed[i] = None if pe is None else made.get(id(pe[0]), LookupError)
+            return hidden_states
+
+        return forward
+
+    for rotary in held:
+        rotary.forward = recording(rotary)
+    for i, layer in enumerate(stack):
+        layer.forward = stub(i)
+    with torch.no_grad():
+        owner(input_ids=torch.zeros(1, _TOKENS, dtype=torch.long, device="meta"))
+    if any(h is LookupError for h in handed):
+        raise LookupError("a layer is handed cos / sin no rotary module made")
+    return handed
+
+
 def _attention_child(layer: torch.nn.Module) -> torch.nn.Module | None:
     """The layer's attention module: its first submodule whose class says Attention (or Attn)."""
     for _, child in layer.named_children():
@@ -284,9 +414,11 @@ def _recording_apply(module, calls: list):
             setattr(module, name, fn)
 
 
-def _materialise(attention_meta: torch.nn.Module, text) -> torch.nn.Module:
+def _materialise(attention_meta: torch.nn.Module, text, own_rotary: torch.nn.Module | None = None) -> torch.nn.Module:
     """A CPU copy of a meta attention module with small pseudo-random weights: one random block of a prime length,
-    tiled (cheap for the large projections, and aligned with no row or head)."""
+    tiled (cheap for the large projections, and aligned with no row or head). A rotary module inside the attention
+    is ``own_rotary`` when given (the layer's own, with its buffers as the model built them), else one built from
+    the config."""
     attention = copy.deepcopy(attention_meta).to_empty(device="cpu")
     block = torch.randn(_BLOCK, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 0.05
     with torch.no_grad():
@@ -297,7 +429,7 @@ def _materialise(attention_meta: torch.nn.Module, text) -> torch.nn.Module:
         for name, sub in list(attention.named_modules()):
             if type(sub).__name__.endswith("RotaryEmbedding"):  # an attention that owns its rotary module
                 parent = attention.get_submodule(name.rsplit(".", 1)[0]) if "." in name else attention
-                setattr(parent, name.rsplit(".", 1)[-1], type(sub)(config=text))
+                setattr(parent, name.rsplit(".", 1)[-1], own_rotary or type(sub)(config=text))
     cfg = getattr(attention, "config", None)
     if cfg is not None:
         cfg._attn_implementation = _ORACLE_ATTENTION
@@ -313,9 +445,15 @@ def _run_attention(attention, text, hidden_size: int, pe, position: int, shared:
     except (TypeError, AttributeError, IndexError):
         mask = torch.zeros(1, 1, _TOKENS, _TOKENS)
         return _run_attention_once(attention, hidden_size, pe, position, mask, shared)
+    except ValueError:
+        # a shared DSA layer (HY-V4's) reuses the top-k key indices of the last full indexer layer
+        # (``prev_topk_indices``, [batch, query, top-k]): with one token, the one key, all visible
+        mask = torch.zeros(1, 1, _TOKENS, _TOKENS)
+        topk = torch.arange(_TOKENS).expand(1, _TOKENS, _TOKENS)
+        return _run_attention_once(attention, hidden_size, pe, position, mask, shared, {"prev_topk_indices": topk})
 
 
-def _run_attention_once(attention, hidden_size, pe, position, mask, shared) -> dict:
+def _run_attention_once(attention, hidden_size, pe, position, mask, shared, more=None) -> dict:
     _RECORD.clear()
     params = inspect.signature(attention.forward).parameters
     gen = torch.Generator().manual_seed(1)
@@ -327,6 +465,7 @@ def _run_attention_once(attention, hidden_size, pe, position, mask, shared) -> d
         "shared_kv_states": {} if shared is None else shared,
         "position_ids": torch.full((1, _TOKENS), position, dtype=torch.long),
         "cache_position": torch.full((_TOKENS,), position, dtype=torch.long),
+        **(more or {}),
     }
     kwargs = {k: v for k, v in offered.items() if k in params}
     for name, p in params.items():
@@ -421,19 +560,23 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
     except Exception as exc:  # noqa: BLE001
         return OutOfScope(model_type, f"the model does not build: {_sentence(exc)}")
     used = [m for m in model.modules() if type(m) in candidates]
-    classes = {type(m) for m in used}
-    if len(used) != 1:
-        names = ", ".join(sorted(c.__name__ for c in classes)) or ", ".join(c.__name__ for c in candidates)
-        return OutOfScope(model_type, f"the model holds {len(used)} text rotary embeddings ({names}), not one")
-    rotary_cls = type(used[0])
     n_layers = text.num_hidden_layers
-    try:
-        layers = _decoder_layers(model, n_layers)
-    except LookupError as exc:
-        return OutOfScope(model_type, str(exc))
-    rotary = rotary_cls(config=text)
+    if len(used) == 1:
+        rotary_cls = type(used[0])
+        try:
+            layers = _decoder_layers(model, n_layers)
+        except LookupError as exc:
+            return OutOfScope(model_type, str(exc))
+        rotaries = [rotary_cls(config=text)] * n_layers
+        owned = [False] * n_layers
+    else:
+        try:
+            layers, rotaries, owned = _rotary_per_layer(module, text, candidates, n_layers)
+        except LookupError as exc:
+            names = ", ".join(sorted({type(m).__name__ for m in used} or {c.__name__ for c in candidates}))
+            return OutOfScope(model_type, f"the model holds {len(used)} text rotary embeddings ({names}): {exc}")
+        rotary_cls = next(type(r) for r in rotaries if r is not None)
     layer_types = getattr(text, "layer_types", None)
-    per_type = any(hasattr(rotary, f"{lt}_inv_freq") for lt in set(layer_types or ()))
     hidden_size = int(text.hidden_size)
 
     groups: dict[tuple, list[int]] = {}
@@ -442,16 +585,20 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
         attention = _attention_child(layer)
         children.append(attention)
         lt = layer_types[i] if layer_types is not None else getattr(layer, "attention_type", None)
-        key = (type(attention), _plain_attributes(attention) if attention is not None else (), lt)
+        key = (type(attention), _plain_attributes(attention) if attention is not None else (), lt, id(rotaries[i]))
         groups.setdefault(key, []).append(i)
 
     out: list[LayerTruth | None] = [None] * n_layers
     shared: dict = {}
-    for (_, _, lt), indices in groups.items():
+    for (_, _, lt, _), indices in groups.items():
         attention_meta = children[indices[0]]
+        rotary = rotaries[indices[0]]
+        per_type = rotary is not None and any(hasattr(rotary, f"{t}_inv_freq") for t in set(layer_types or ()))
         rope_type = lt if per_type else None
         try:
-            fields = _layer_fields(module, attention_meta, text, rotary, rope_type, hidden_size, shared)
+            fields = _layer_fields(
+                module, attention_meta, text, rotary, rope_type, hidden_size, shared, owned=owned[indices[0]]
+            )
         except Exception as exc:  # noqa: BLE001
             return OutOfScope(model_type, f"layer {indices[0]}'s attention does not run: {_sentence(exc)}")
         if fields["kind"] == "rope":
@@ -481,14 +628,23 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
     )
 
 
-def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size, shared) -> dict:
+def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size, shared, owned=False) -> dict:
+    """``owned``: the rotary module sits inside the attention, which makes its cos / sin itself (Moshi, IDEFICS):
+    the test frequencies stay in it while the attention runs."""
     if attention_meta is None:
         return {"kind": "none", "attention": "linear", "window": None}
-    attention = _materialise(attention_meta, text)
-    with torch.no_grad(), _test_frequencies(rotary):
-        pe0 = _position_embeddings(rotary, 0, layer_type)
-        pe1 = _position_embeddings(rotary, 1, layer_type)
-        pe2 = _position_embeddings(rotary, 2, layer_type)
+    if owned:
+        with torch.no_grad(), _test_frequencies(rotary):
+            attention = _materialise(attention_meta, text, own_rotary=rotary)
+            return _layer_fields(module, attention, text, rotary, layer_type, hidden_size, shared, owned=None)
+    attention = attention_meta if owned is None else _materialise(attention_meta, text)
+    if rotary is None:  # a layer its model hands no cos / sin (a NoPE layer of Granite-SWA)
+        pe0 = pe1 = pe2 = None
+    else:
+        with torch.no_grad(), _test_frequencies(rotary) if owned is not None else contextlib.nullcontext():
+            pe0 = _position_embeddings(rotary, 0, layer_type)
+            pe1 = _position_embeddings(rotary, 1, layer_type)
+            pe2 = _position_embeddings(rotary, 2, layer_type)
     calls: list = []
     with _recording_apply(module, calls):
         first = _run_attention(attention, text, hidden_size, pe1, 1, shared)
@@ -498,7 +654,8 @@ def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size,
             # attention function: its apply-rotary call at positions 0 and 1 shows what turns; no window
             calls.clear()
             _run_attention(attention, text, hidden_size, pe0, 0, shared)
-            turned = _pairing(calls[0], call, by_frequency=bool(_inv_freq_names(rotary))) if calls else None
+            by_frequency = rotary is not None and bool(_inv_freq_names(rotary))
+            turned = _pairing(calls[0], call, by_frequency=by_frequency) if calls else None
             if turned is None or not turned["rotary_dim"]:
                 return {"kind": "nope", "attention": "full", "window": None}
             return {"kind": "rope", "attention": "full", "window": None, **turned}
@@ -523,6 +680,8 @@ def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size,
     if rope:
         if call is None or call0 is None:
             raise LookupError("the attention turns its queries without a module-level apply-rotary function")
+        if rotary is None:
+            raise LookupError("a layer handed no cos / sin turns its queries")
         fields.update(_pairing(call0, call, by_frequency=bool(_inv_freq_names(rotary))))
     return fields
 
