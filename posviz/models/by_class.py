@@ -88,7 +88,7 @@ def _rules(**groups: str) -> dict[str, Rule]:
 RULES: dict[str, Rule] = _rules(
     interleaved=(
         "cohere cohere2 cohere2_moe llama4_text gptj codegen glm glm4 glm_ocr_text ernie4_5 ernie4_5_moe "
-        "ernie4_5_vl_moe_text helium dots3_note_text mistral4 openai_privacy_filter"
+        "ernie4_5_vl_moe_text helium dots3_note_text mistral4 openai_privacy_filter moonshine hy_v4_vl_text"
     ),
     partial=(
         "bamba deepseek_v4 diffusion_gemma_text dots3_note_text glm glm4 glm4_moe glm4_moe_lite "
@@ -107,7 +107,7 @@ RULES: dict[str, Rule] = _rules(
     rope_on_sliding_type="afmoe",
     nope_global="exaone4 exaone_moe kolibri1",
     sliding_all=(
-        "mistral mixtral ministral3 starcoder2 minimax olmoe phi3 mimi_encoder mimi_decoder openai_privacy_filter "
+        "mistral mixtral ministral3 starcoder2 minimax olmoe phi3 mimi mimi_encoder mimi_decoder openai_privacy_filter "
         "voxtral_realtime_encoder"
     ),
     bidirectional=(
