@@ -153,25 +153,13 @@ def _positions(config: dict) -> ModelPositions:
     return positions
 
 
-def _kv_heads(text: dict, model_type: str, layer: LayerPositions, n_heads: int | None) -> int | None:
-    """A layer's key-value heads as its attention builds them: ``num_key_value_heads`` (default one per query
-    head), overridden for the layer by a heterogeneous config's ``per_layer_config`` (as transformers saves Gemma
-    4's) or, in Gemma 4's published form, for its full-attention layers by ``num_global_key_value_heads`` when
-    ``attention_k_eq_v`` is set (``Gemma4TextConfig.__post_init__``)."""
+def _kv_heads(text: dict, layer: LayerPositions, n_heads: int | None) -> int | None:
+    """A layer's key-value heads as its attention builds them: the reader's (the config class's, per layer for a
+    heterogeneous config such as Gemma 4's), else the config's ``num_key_value_heads``, else one per query head."""
+    if layer.num_kv_heads is not None:
+        return layer.num_kv_heads
     value = text.get("num_key_value_heads")
-    per_layer = text.get("per_layer_config")
-    if isinstance(per_layer, dict) and isinstance(per_layer.get(str(layer.index)), dict):
-        value = per_layer[str(layer.index)].get("num_key_value_heads", value)
-    elif (
-        model_type.startswith("gemma4")
-        and layer.layer_type == "full_attention"
-        and text.get("attention_k_eq_v")
-        and text.get("num_global_key_value_heads") is not None
-    ):
-        value = text["num_global_key_value_heads"]
-    if value is None:
-        return n_heads
-    return _checks.positive_int("num_key_value_heads", value)
+    return n_heads if value is None else _checks.positive_int("num_key_value_heads", value)
 
 
 def _groups(positions: ModelPositions, text: dict, n_heads: int | None) -> tuple[RotaryGroup, ...]:
@@ -182,7 +170,7 @@ def _groups(positions: ModelPositions, text: dict, n_heads: int | None) -> tuple
         if layer.kind != "rope":
             continue
         assert layer.inv_freq is not None and layer.head_dim is not None and layer.rotary_dim is not None
-        kv[layer.index] = _kv_heads(text, positions.text_model_type, layer, n_heads)
+        kv[layer.index] = _kv_heads(text, layer, n_heads)
         key = (layer.head_dim, layer.rotary_dim, layer.layout, layer.inv_freq.tobytes(), kv[layer.index])
         found.setdefault(key, []).append(layer)
     return tuple(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -189,9 +190,14 @@ def _parse_standard_keys(config: dict) -> RopeConfig:
             f"model_type {which}, as transformers' {classes} does; this config has no model_type, so posviz cannot "
             f'tell how its model reads them. If it is one, add "model_type": "{needs[0]}".'
         )
-    head_dim = _standard_head_dim(config)
     max_pos = _whole("max_position_embeddings", config.get("max_position_embeddings"))
-    rope = _standard_rope(config, max_pos)
+    return _rope_config(_standard_rope(config, max_pos), head_dim=_standard_head_dim(config), max_pos=max_pos)
+
+
+def _rope_config(rope: Mapping, *, head_dim: int, max_pos: int | None, **fields) -> RopeConfig:
+    """A ``RopeConfig`` from standardised rope parameters (rope_theta, partial_rotary_factor and the scaling's
+    keys), checked by building its frequencies once, so that what ``rope_inv_freq`` cannot use raises here."""
+    rope = dict(rope)
     base = rope.pop("rope_theta")
     prf = rope.pop("partial_rotary_factor", 1.0)
     scaling = normalize_scaling(rope)
@@ -201,6 +207,7 @@ def _parse_standard_keys(config: dict) -> RopeConfig:
         scaling=None if scaling["rope_type"] == "default" else scaling,
         max_position_embeddings=max_pos,
         partial_rotary_factor=_checks.positive_float("partial_rotary_factor", prf),
+        **fields,
     )
     parsed.inv_freq()
     return parsed
@@ -234,28 +241,20 @@ def parse_config(config: str | dict) -> RopeConfig:
             f"no layer of this {positions.text_model_type} model rotates its queries and keys, so it has no RoPE "
             "frequencies to show; the Models page says how its layers see positions"
         )
-    rope = dict(layer.rope_parameters)
-    base = rope.pop("rope_theta")
-    prf = rope.pop("partial_rotary_factor", 1.0)
-    scaling = normalize_scaling(rope)
-    if scaling["rope_type"] not in ROPE_TYPES:
+    if layer.rope_type not in ROPE_TYPES:
         raise ValueError(
-            f"this config's rope type {scaling['rope_type']!r} is read on the Models page; this tab draws "
+            f"this config's rope type {layer.rope_type!r} is read on the Models page; this tab draws "
             f"{', '.join(ROPE_TYPES)}"
         )
     head_dim = layer.head_dim or layer.rope_head_dim
-    parsed = RopeConfig(
+    return _rope_config(
+        layer.rope_parameters,
         head_dim=head_dim,
+        max_pos=positions.max_position_embeddings,
         rotary_dim=layer.rope_head_dim if layer.rope_head_dim != head_dim else None,
-        base=_checks.positive_float("rope_theta", base, minimum_exclusive=1.0),
-        scaling=None if scaling["rope_type"] == "default" else scaling,
-        max_position_embeddings=positions.max_position_embeddings,
-        partial_rotary_factor=_checks.positive_float("partial_rotary_factor", prf),
         layout=_checks.choice("layout", layer.layout, LAYOUTS),
         model_type=positions.model_type,
     )
-    parsed.inv_freq()
-    return parsed
 
 
 #: The keys of a config.json that decide a model's rotary frequencies and which layers rotate (everything the one

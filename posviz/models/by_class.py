@@ -176,9 +176,13 @@ class _Layers:
         self._per_layer: dict[int, object] = {}
 
     def get(self, i: int, name: str, default=None):
+        from transformers.integrations.heterogeneity.configuration_utils import (
+            AmbiguousGlobalPerLayerAttributeError,
+        )
+
         try:
             return getattr(self.text, name, default)
-        except Exception:  # transformers' AmbiguousGlobalPerLayerAttributeError: the value differs between layers
+        except AmbiguousGlobalPerLayerAttributeError:  # the value differs between layers: read this layer's
             if i not in self._per_layer:
                 self._per_layer[i] = self.text.per_layer_config[i]
             return getattr(self._per_layer[i], name, default)
@@ -198,13 +202,13 @@ class _Layers:
         return size, size
 
 
-def _rope_dicts(text, types_: list[str]) -> dict[str | None, dict]:
+def _rope_dicts(text) -> dict[str | None, dict]:
     """The standardised rope parameters, keyed by layer type (None: one dict for every layer)."""
     params = getattr(text, "rope_parameters", None)
     if not params:
         raise ValueError(
-            f"{type(text).__name__} holds no rope parameters, so its layers do not rotate: posviz reads RoPE models "
-            "through their config class, and reads this one only if it is one of its own families"
+            f"{type(text).__name__} holds no rope parameters, so its layers do not rotate, and posviz reads no other "
+            "position scheme through a config class"
         )
     params = dict(params)
     if all(isinstance(v, dict) for v in params.values()):
@@ -232,7 +236,7 @@ def read(raw: dict) -> _p.ModelPositions:
     types_ = list(getattr(text, "layer_types", None) or ["full_attention"] * n_layers)[:n_layers]
     if len(types_) < n_layers:
         raise ValueError(f"layer_types names {len(types_)} layers but num_hidden_layers is {n_layers}")
-    ropes = _rope_dicts(text, types_)
+    ropes = _rope_dicts(text)
     # MLA's modeling code interleaves unless its config has a rope_interleave switch set off (DeepSeek-V3's)
     layout = "interleaved" if rule.interleaved or (rule.mla and getattr(text, "rope_interleave", True)) else "half"
     makers: dict[tuple, _p._RopeMaker] = {}
@@ -259,6 +263,8 @@ def read(raw: dict) -> _p.ModelPositions:
         uses_rope = [bool(v) for v in flags[:n_layers]]
     layers = []
     for i, layer_type in enumerate(types_):
+        kv = per_layer.get(i, "num_key_value_heads")  # as the layer's attention is built with them
+        kv_heads = None if kv is None else _p.whole("num_key_value_heads", kv, maximum=1 << 14)
         window, chunk = per_layer.get(i, "sliding_window"), per_layer.get(i, "attention_chunk_size")
         if layer_type in MIXER_TYPES:
             layers.append(_p.LayerPositions(i, "none", "linear", layer_type=layer_type))
@@ -283,7 +289,12 @@ def read(raw: dict) -> _p.ModelPositions:
         if rotates:
             layers.append(
                 maker(i, layer_type).layer(
-                    i, layer_type=layer_type, attention=attention, window=size, causal=not rule.bidirectional
+                    i,
+                    layer_type=layer_type,
+                    attention=attention,
+                    window=size,
+                    causal=not rule.bidirectional,
+                    num_kv_heads=kv_heads,
                 )
             )
         else:
@@ -296,17 +307,15 @@ def read(raw: dict) -> _p.ModelPositions:
                     causal=not rule.bidirectional,
                     layer_type=layer_type,
                     head_dim=per_layer.head_dims(i, rule)[1],
+                    num_kv_heads=kv_heads,
                 )
             )
-    original = next(
-        (x.original_max_position_embeddings for x in layers if x.original_max_position_embeddings is not None), None
-    )
     return _p.ModelPositions(
         model_type=raw["model_type"],
         text_model_type=text_type,
         layers=tuple(layers),
         max_position_embeddings=max_pos,
-        original_max_position_embeddings=original,
+        original_max_position_embeddings=_p.pre_training_context(layers),
         ignored=(),
         rules=("config_class", *rule.names()),
         config_class=type(text).__name__,

@@ -181,7 +181,9 @@ class LayerPositions:
     holds them (read-only; ``partial_rotary_factor`` the one in effect: 1 where the model's default RoPE rotates
     the whole head whatever the config says), and ``rope_head_dim``, the head size its rope initialisation reads
     (``head_dim``; MLA: ``qk_rope_head_dim``; GPT-J: ``rotary_dim``), so that ``rope_inv_freq(rope_head_dim,
-    scaling=rope_parameters)`` rebuilds ``inv_freq``.
+    scaling=rope_parameters)`` rebuilds ``inv_freq``. ``num_kv_heads``: the layer's key-value heads as its config
+    class gives them (per layer for a heterogeneous config such as Gemma 4's); None where posviz's own family
+    readers read the config.
     """
 
     index: int
@@ -209,6 +211,7 @@ class LayerPositions:
     relative_max_distance: int | None = None
     rope_head_dim: int | None = None
     rope_parameters: Mapping | None = None
+    num_kv_heads: int | None = None
 
     @property
     def partial(self) -> bool:
@@ -286,6 +289,13 @@ class ModelPositions:
         for layer in self.layers:
             out[layer.kind] = out.get(layer.kind, 0) + 1
         return out
+
+
+def pre_training_context(layers) -> int | None:
+    """The context a scaled RoPE model was pre-trained on: the first layer's that names one (llama3, yarn, longrope)."""
+    return next(
+        (x.original_max_position_embeddings for x in layers if x.original_max_position_embeddings is not None), None
+    )
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1391,15 +1401,12 @@ def model_positions(config) -> ModelPositions:
         layers = tuple(read(c))
     except (TypeError, KeyError, AttributeError, IndexError) as exc:  # a safety net: the checks above should catch all
         raise ValueError(f"{class_name} cannot read this config ({type(exc).__name__}: {exc})") from None
-    original = next(
-        (x.original_max_position_embeddings for x in layers if x.original_max_position_embeddings is not None), None
-    )
     return ModelPositions(
         model_type=model_type,
         text_model_type=text_type,
         layers=layers,
         max_position_embeddings=c.max_positions,
-        original_max_position_embeddings=original,
+        original_max_position_embeddings=pre_training_context(layers),
         ignored=tuple(outer + [(prefix + key, reason) for key, reason in c.unread()]),
         rules=("family",),
         config_class=class_name,

@@ -193,3 +193,15 @@ def test_every_type_a_rule_names_is_one_transformers_registers():
     """A misspelt model type in a rule would silently apply nowhere."""
     assert set(by_class.RULES) - set(CONFIG_MAPPING.keys()) == set()
     assert set(by_class.NOT_READ) - set(CONFIG_MAPPING.keys()) == set()
+
+
+def test_key_value_heads_are_the_attention_modules():
+    """Gemma 4's global layers build their keys with other heads than its sliding ones (``per_layer_config``):
+    each layer's key-value heads are what its attention's k_proj holds (meta device)."""
+    config = CONFIG_MAPPING["gemma4_text"](num_hidden_layers=6, num_global_key_value_heads=2, attention_k_eq_v=True)
+    found = posviz.model_positions(config.to_json_string())
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    built = [layer.self_attn.k_proj.out_features // layer.self_attn.head_dim for layer in model.layers]
+    assert [layer.num_kv_heads for layer in found.layers] == built
+    assert len(set(built)) == 2  # the two kinds of layer differ, so the comparison can tell them apart
