@@ -27,8 +27,9 @@ STYLE_COLOURS = {
     "sinusoidal": "#f0e442",
 }
 MIN_COLOUR_DISTANCE = 30.0
-#: Hatching of a layer that attends within a window (sliding) or a chunk; full and linear attention are plain.
-ATTENTION_PATTERNS = {"full": "", "linear": "", "sliding": "/", "chunked": "x"}
+#: Hatching of a layer that attends within a window (sliding) or a chunk, or to the image (cross); full and linear
+#: attention are plain.
+ATTENTION_PATTERNS = {"full": "", "linear": "", "sliding": "/", "chunked": "x", "cross": "."}
 #: Colours of the three M-RoPE axes (time, height, width).
 AXIS_COLOURS = ("#e69f00", "#0072b2", "#009e73")
 

@@ -21,7 +21,11 @@ line per model type, each named in ``ModelPositions.rules`` when it is used:
   (EXAONE 4);
 - ``sliding_all``: without ``layer_types``, a set ``sliding_window`` applies to every layer (Mistral);
 - ``bidirectional``: an encoder whose sliding window is a radius on each side: its span, the layer's window, is
-  twice ``sliding_window``, and no layer is causal.
+  twice ``sliding_window``, and no layer is causal;
+- ``cross_attention_layers``: the layers the config lists there attend to the image instead of the text (Mllama):
+  NoPE layers whose attention is "cross";
+- ``rope_switch``: a config key switches RoPE off for every layer (``ROPE_SWITCHES``: GraniteMoeHybrid's
+  ``position_embedding_type``, Zamba2's ``use_mem_rope``), so its attention layers are NoPE unless it is on.
 
 Layer types (``layer_types``) decide each layer's attention: ``sliding_attention`` attends within
 ``sliding_window`` (None: the whole context, as transformers builds it), ``chunked_attention`` within
@@ -50,7 +54,7 @@ MIXER_TYPES = frozenset({"linear_attention", "mamba", "conv", "mamba2", "recurre
 
 RULE_NAMES = (
     "interleaved", "partial", "mla", "no_rope_layers", "rope_on_sliding", "rope_on_sliding_type", "nope_global",
-    "sliding_all", "bidirectional",
+    "sliding_all", "bidirectional", "cross_attention_layers", "rope_switch",
 )  # fmt: skip
 
 
@@ -67,6 +71,8 @@ class Rule:
     nope_global: bool = False
     sliding_all: bool = False
     bidirectional: bool = False
+    cross_attention_layers: bool = False
+    rope_switch: bool = False
 
     def __or__(self, other: Rule) -> Rule:
         return Rule(**{name: getattr(self, name) or getattr(other, name) for name in RULE_NAMES})
@@ -87,8 +93,9 @@ def _rules(**groups: str) -> dict[str, Rule]:
 #: The rules of each text model type (transformers 5.24's modeling code); a type not listed follows none.
 RULES: dict[str, Rule] = _rules(
     interleaved=(
-        "cohere cohere2 cohere2_moe llama4_text gptj codegen glm glm4 glm_ocr_text ernie4_5 ernie4_5_moe "
-        "ernie4_5_vl_moe_text helium dots3_note_text mistral4 openai_privacy_filter moonshine hy_v4_vl_text"
+        "cohere cohere2 cohere2_moe llama4_text gptj codegen glm glm4 glm4v_text glm_ocr_text ernie4_5 ernie4_5_moe "
+        "ernie4_5_vl_moe_text helium dots3_note_text mistral4 openai_privacy_filter moonshine moonshine_streaming "
+        "hy_v4_vl_text blt_global_transformer blt_local_decoder blt_local_encoder blt_patcher"
     ),
     partial=(
         "bamba deepseek_v4 diffusion_gemma_text dots3_note_text glm glm4 glm4_moe glm4_moe_lite "
@@ -113,7 +120,16 @@ RULES: dict[str, Rule] = _rules(
     bidirectional=(
         "embedding_gemma2_text neomme openai_privacy_filter pe_audio pe_audio_video pe_video ultrabert ultravbert"
     ),
+    cross_attention_layers="mllama_text_model",
+    rope_switch="granitemoehybrid zamba2",
 )
+
+#: The rope_switch rule's key of each type, and the value that switches RoPE on (the modeling code builds its
+#: rotary module only then, and hands the layers no cos / sin otherwise).
+ROPE_SWITCHES: dict[str, tuple[str, object]] = {
+    "granitemoehybrid": ("position_embedding_type", "rope"),
+    "zamba2": ("use_mem_rope", True),
+}
 
 
 #: Text model types whose positions posviz does not read, and why (one sentence each; the README lists them).
@@ -121,6 +137,11 @@ NOT_READ: dict[str, str] = {
     "ernie4_5_vl_moe_text": (
         "ERNIE 4.5-VL's rotary module reorders its frequencies for M-RoPE (height and width pairs first, "
         "pre-rotated, then time), a layout posviz's reader does not model"
+    ),
+    "t5gemma2_text": (
+        "T5Gemma 2's encoder attends within a window centred on each query whose size depends on the attention "
+        "implementation (its mask: sliding_window keys; flash attention: sliding_window - 1 keys on each side), "
+        "so posviz does not state one"
     ),
     "unlimited_ocr_text": (
         "Unlimited-OCR's reference_sliding_attention layers see a sliding window plus the reference tokens through "
@@ -256,6 +277,15 @@ def read(raw: dict) -> _p.ModelPositions:
         return makers[key, rotary_head, qk_head]
 
     uses_rope = [True] * n_layers
+    if rule.rope_switch:
+        key, on = ROPE_SWITCHES[text_type]
+        uses_rope = [getattr(text, key, None) == on] * n_layers
+    cross = set()
+    if rule.cross_attention_layers:
+        cross = {
+            _p.whole("cross_attention_layers", v, minimum=0)
+            for v in getattr(text, "cross_attention_layers", None) or ()
+        }
     if rule.no_rope_layers:
         flags = list(getattr(text, "no_rope_layers", None) or [])
         if len(flags) < n_layers:
@@ -268,6 +298,18 @@ def read(raw: dict) -> _p.ModelPositions:
         window, chunk = per_layer.get(i, "sliding_window"), per_layer.get(i, "attention_chunk_size")
         if layer_type in MIXER_TYPES:
             layers.append(_p.LayerPositions(i, "none", "linear", layer_type=layer_type))
+            continue
+        if i in cross:  # its queries come from the text, its keys from the image: no position signal
+            layers.append(
+                _p.LayerPositions(
+                    i,
+                    "nope",
+                    "cross",
+                    layer_type=layer_type,
+                    head_dim=per_layer.head_dims(i, rule)[1],
+                    num_kv_heads=kv_heads,
+                )
+            )
             continue
         attention, size = "full", None
         if layer_type in SLIDING_TYPES or (rule.sliding_all and getattr(text, "layer_types", None) is None):

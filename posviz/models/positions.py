@@ -42,7 +42,7 @@ from . import _read
 from ._read import MAX_CONFIG_BYTES, MAX_LAYERS, flag, mapping, number, whole
 
 KINDS = ("rope", "nope", "alibi", "relative_bias", "learned", "sinusoidal", "none")
-ATTENTIONS = ("full", "sliding", "chunked", "linear")
+ATTENTIONS = ("full", "sliding", "chunked", "linear", "cross")
 LAYOUTS = ("half", "interleaved")
 #: Why a key of the config does not change the model's positions (``ModelPositions.ignored``):
 #: "unread": the model's class never reads it; "overridden": another key or the class itself sets the value;
@@ -158,7 +158,8 @@ class LayerPositions:
 
     ``kind``: one of KINDS ("none": the layer has no attention, e.g. a linear-attention / state-space mixer);
     ``attention``: one of ATTENTIONS, with ``window`` the sliding window or chunk size the config sets (None for
-    full attention; ModernBERT: ``local_attention``, the whole span, half of it on each side); ``causal``: whether
+    full attention; ModernBERT: ``local_attention``, the whole span, half of it on each side; "cross": Mllama's
+    cross-attention layers, whose keys are the image's, not the text's); ``causal``: whether
     a token sees only earlier tokens. ``layer_type``: transformers' name of the layer's type (``layer_types``),
     which also keys its rope parameters.
 

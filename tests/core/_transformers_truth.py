@@ -8,16 +8,22 @@ The universe. A ``model_type`` of ``CONFIG_MAPPING`` is in it when
 
 1. its config class builds with its defaults (``AutoConfig.for_model``), and its decoder's config is
    ``config.get_text_config(decoder=True)`` (the config itself for a plain model, the text / language config of a
-   multimodal wrapper);
+   multimodal wrapper). Where transformers' own default leaves out a value its model needs to build or run (a
+   head_dim of None, an mrope_section that does not fit the head, expert counts of None, ...), ``_REPAIRS`` sets
+   that one value, each with the reason; the repaired config is then the one both sides read. A type whose window
+   is in a mask of its own that contradicts what its attention function is handed (``_WINDOW_IN_MASK``: T5Gemma 2,
+   T5Gemma's encoder) is out of scope, since the window read below is the attention function's;
 2. the modeling module of that decoder config (``transformers.models.<name>.modeling_<name>``, beside the config
    class's ``configuration_<name>``) holds a ``*RotaryEmbedding`` class that is a text one (its name does not say
    Vision / Audio / Video / Speech / ViT / Encoder / DiT / Talker unless it also says Text) and builds from that
    config (``cls(config=text)``);
-3. the decoder model built from that config on the meta device (``AutoModel.from_config``, else the causal-LM
-   class) holds exactly one instance of one such class (the rotary embedding the model really uses), and a stack
+3. the decoder model built from that config on the meta device (``AutoModel.from_config``, else the model
+   class of that config, else the part of a composite model built from it alone: ``_model_class``) holds exactly
+   one instance of one such class (the rotary embedding the model really uses), and a stack
    of ``num_hidden_layers`` decoder layers. A model with several instances is in when each decoder layer's is found
    (``_rotary_per_layer``: the instance inside the layer, else the one the stack's holder hands it; the stack of an
-   encoder-decoder is its decoder's, as ``get_text_config(decoder=True)`` says), its inv_freq then read per layer.
+   encoder-decoder is its decoder's, as ``get_text_config(decoder=True)`` says), its inv_freq then read per layer;
+   a model that builds none (GraniteMoeHybrid's default, all Mamba layers) is in, each layer run without cos / sin.
 
 Anything that fails on the way, in transformers itself (a default config that does not validate, a model that
 does not build), puts the type out of scope (``OutOfScope``) with the exception's sentence.
@@ -119,6 +125,71 @@ class OutOfScope:
     reason: str
 
 
+#: Default configs of transformers 5.24 that do not build their own model, keyed by the decoder config's
+#: model_type: the values each lacks, set on that config before anything is built, so that the repaired config is
+#: the one both transformers and posviz read. Each is the value the modeling code needs and the default leaves out
+#: (None, or absent); where it touches positions it is the published model's unless said.
+_REPAIRS: dict[str, dict[str, object]] = {
+    # head_dim None: the attention computes head_dim ** -0.5 (the rotary module falls back to hidden / heads)
+    "hunyuan_v1_dense": {"head_dim": 128},
+    "hunyuan_v1_moe": {"head_dim": 128},
+    # and HunYuan-VL's mrope_section None: its rotary module expands the positions to one row per section (here
+    # three axes splitting the 64 frequencies as Qwen2-VL does; a text token has one position on every axis)
+    "hunyuan_vl_text": {"head_dim": 128, "rope_parameters.mrope_section": [16, 24, 24]},
+    "ministral": {"head_dim": 128},
+    # num_key_value_heads None (or absent): the attention divides by it
+    "nemotron": {"num_key_value_heads": 48},
+    "moonshine_streaming": {"num_key_value_heads": 8},
+    # the indexer's sizes None: the indexed-attention layers build their indexer from them
+    "qwen4_exp_text": {
+        "indexer_n_heads": 4,
+        "indexer_kv_heads": 1,
+        "indexer_head_dim": 256,
+        "indexer_budget": 256,
+        "indexer_compress_ratio": 4,
+    },
+    # mrope_section [8, 12, 12] splits 32 frequencies; GLM-4.1V's and GLM-4.5V's rotate half of a 128-dim head
+    "glm4v_text": {"rope_parameters.partial_rotary_factor": 0.5},
+    "glm_image_text": {"rope_parameters.partial_rotary_factor": 0.5},
+    "glm4v_moe_text": {"head_dim": 128},
+    # mrope_section [24, 20, 20] splits 64 frequencies of a 128-dim head; hidden / heads is 73 (Qwen3-Omni: 128)
+    "qwen3_omni_moe_text": {"head_dim": 128},
+    # layer_types None: each layer indexes it (LFM2's pattern: attention at every third layer from the third)
+    "lfm2_moe": {
+        "layer_types": lambda c: ["full_attention" if i % 3 == 2 else "conv" for i in range(c.num_hidden_layers)]
+    },
+    # mlp_layer_types None: each layer indexes it
+    "deepseek_ocr2_text": {"mlp_layer_types": lambda c: ["dense"] * c.num_hidden_layers},
+    # the expert counts None: the experts' weights are built from them
+    "dots1": {"n_routed_experts": 8, "n_shared_experts": 1, "num_experts_per_tok": 2},
+    "diffusion_gemma_text": {"num_experts": 8, "top_k_experts": 2, "moe_intermediate_size": 512},
+    # vocabulary_map None: the model maps image tokens through it
+    "chameleon": {"vocabulary_map": {"<image>": 8711}},
+    # the attention config's rope_theta absent: the attention reads it (the rotary module reads rope_parameters)
+    # and clip_qkv None: the attention clamps by it (DBRX's is 8)
+    "dbrx": {"attn_config.rope_theta": 10000.0, "attn_config.clip_qkv": 8.0},
+}
+
+
+#: Model types whose windows live in a mask of their own that contradicts the window their attention function
+#: is handed (which is what the harness reads): T5Gemma's encoder masks |q - k| <= sliding_window but hands flash
+#: attention sliding_window (sliding_window - 1 on each side), T5Gemma 2's encoder masks sliding_window keys around
+#: the query, and T5Gemma 2's merged self- and cross-attention hands no window at all (T5Gemma's decoder, which
+#: the t5gemma type is read by, hands the window it masks)
+_WINDOW_IN_MASK = frozenset({"t5_gemma_module", "t5gemma2", "t5gemma2_decoder", "t5gemma2_encoder", "t5gemma2_text"})
+
+
+def _repair(text) -> None:
+    for key, value in _REPAIRS.get(text.model_type, {}).items():
+        owner, _, name = key.rpartition(".")
+        value = value(text) if callable(value) else value
+        holder = getattr(text, owner) if owner else text
+        if isinstance(holder, dict):
+            holder[name] = value
+        else:
+            setattr(holder, name, value)
+
+
 def model_types() -> tuple[str, ...]:
     """Every model_type transformers registers."""
     return tuple(sorted(CONFIG_MAPPING.keys()))
@@ -169,21 +240,43 @@ def _rotary_candidates(module, text) -> list[type]:
 
 def _model_class(module, text) -> type:
     """The decoder's class: AutoModel's for the config, else the modeling module's bare model for that config class
-    (the class whose ``config_class`` it is, with no head: the shortest name ending in Model)."""
-    own = [
-        obj
+    (the class whose ``config_class`` it is, with no head: the shortest name ending in Model), else the part of a
+    composite model that is built from that config class alone (its ``__init__`` takes ``config:`` of that class:
+    Dia's and T5Gemma 2's decoder, BLT's local decoder and global transformer), else, for the decoder config of an
+    encoder-decoder (T5Gemma's ``T5GemmaModuleConfig``), the module's one ``*Decoder`` model."""
+    models = {
+        name: obj
         for name, obj in vars(module).items()
-        if inspect.isclass(obj)
-        and issubclass(obj, transformers.PreTrainedModel)
-        and getattr(obj, "config_class", None) is type(text)
-        and name.endswith("Model")
-    ]
+        if inspect.isclass(obj) and issubclass(obj, transformers.PreTrainedModel) and obj.__module__ == module.__name__
+    }
+    own = [obj for name, obj in models.items() if obj.config_class is type(text) and name.endswith("Model")]
     try:
         return AutoModel._model_mapping[type(text)]
     except KeyError:
-        if not own:
-            raise LookupError(f"{module.__name__} has no model class for {type(text).__name__}") from None
+        pass
+    if own:
         return min(own, key=lambda c: len(c.__name__))
+    taking = [obj for obj in models.values() if _config_annotation(obj) == type(text).__name__]
+    if len(taking) == 1:
+        return taking[0]
+    holders = {  # the config classes of this family whose decoder is a config of type(text)
+        name
+        for name, obj in vars(importlib.import_module(type(text).__module__)).items()
+        if inspect.isclass(obj) and getattr(obj, "sub_configs", {}).get("decoder") is type(text)
+    }
+    decoders = [obj for name, obj in models.items() if name.endswith("Decoder") and _config_annotation(obj) in holders]
+    if len(decoders) == 1:
+        return decoders[0]
+    raise LookupError(f"{module.__name__} has no model class for {type(text).__name__}")
+
+
+def _config_annotation(cls) -> str | None:
+    """The name of the class ``cls.__init__`` declares its ``config`` argument to be."""
+    param = inspect.signature(cls.__init__).parameters.get("config")
+    if param is None or param.annotation is inspect.Parameter.empty:
+        return None
+    annotation = param.annotation
+    return annotation if isinstance(annotation, str) else getattr(annotation, "__name__", None)
 
 
 def _meta_model(module, text):
@@ -194,10 +287,15 @@ def _meta_model(module, text):
 
 
 def _decoder_layers(model, n_layers: int) -> list[torch.nn.Module]:
-    lists = [m for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n_layers]
+    """The stack of ``n_layers`` layers; of several, the one whose path says "decoder" (Moonshine Streaming's
+    encoder has as many layers as its decoder)."""
+    lists = [
+        (name, m) for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n_layers
+    ]
     if not lists:
         raise LookupError(f"no stack of {n_layers} decoder layers in {type(model).__name__}")
-    return list(lists[0])
+    by_decoder = [m for name, m in lists if "decoder" in name]
+    return list(by_decoder[0] if len(by_decoder) == 1 else lists[0][1])
 
 
 @contextlib.contextmanager
@@ -281,8 +379,6 @@ def _rotary_per_layer(module, text, candidates, n_layers):
             outside = _dispatch(owner, stack, candidates)
         rotaries.append(outside[i])
         owned.append(False)
-    if all(r is None for r in rotaries):
-        raise LookupError("no decoder layer is handed one")
     same: dict[tuple, torch.nn.Module] = {}  # identical instances count once
     rotaries = [None if r is None else same.setdefault(_rotary_key(r), r) for r in rotaries]
     return layers, rotaries, owned
@@ -470,7 +566,8 @@ def _run_attention_once(attention, hidden_size, pe, position, mask, shared, more
     kwargs = {k: v for k, v in offered.items() if k in params}
     for name, p in params.items():
         if name not in kwargs and p.default is inspect.Parameter.empty and p.kind is p.POSITIONAL_OR_KEYWORD:
-            kwargs[name] = None
+            # a merged self- and cross-attention (T5Gemma 2's decoder) needs the encoder's states: one token's
+            kwargs[name] = hidden if name == "encoder_hidden_states" else None
     with torch.no_grad():
         try:
             attention(**kwargs)
@@ -545,8 +642,13 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
     try:
         config = AutoConfig.for_model(model_type)
         text = config.get_text_config(decoder=True)
+        _repair(text)
     except Exception as exc:  # noqa: BLE001
         return OutOfScope(model_type, f"the default config does not build: {_sentence(exc)}")
+    if model_type in _WINDOW_IN_MASK:
+        return OutOfScope(
+            model_type, f"{type(text).__name__}'s windows are in its own mask, not the window its attention is handed"
+        )
     try:
         module = _modeling_module(text)
     except ImportError:
@@ -575,7 +677,9 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
         except LookupError as exc:
             names = ", ".join(sorted({type(m).__name__ for m in used} or {c.__name__ for c in candidates}))
             return OutOfScope(model_type, f"the model holds {len(used)} text rotary embeddings ({names}): {exc}")
-        rotary_cls = next(type(r) for r in rotaries if r is not None)
+        # no layer handed cos / sin (GraniteMoeHybrid's and Zamba2's defaults build no rotary module): no layer
+        # rotates, which the attention runs below confirm
+        rotary_cls = next((type(r) for r in rotaries if r is not None), candidates[0])
     layer_types = getattr(text, "layer_types", None)
     hidden_size = int(text.hidden_size)
 

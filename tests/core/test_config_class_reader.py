@@ -205,3 +205,50 @@ def test_key_value_heads_are_the_attention_modules():
     built = [layer.self_attn.k_proj.out_features // layer.self_attn.head_dim for layer in model.layers]
     assert [layer.num_kv_heads for layer in found.layers] == built
     assert len(set(built)) == 2  # the two kinds of layer differ, so the comparison can tell them apart
+
+
+@pytest.mark.parametrize("switch", ["rope", None])
+def test_granitemoehybrid_rotates_only_with_its_switch_on(switch, monkeypatch):
+    """GraniteMoeHybrid builds its rotary module only for ``position_embedding_type="rope"``: its attention layers
+    are RoPE layers then and NoPE layers otherwise, as transformers' own modules run them (the per-type harness, on
+    a default config given attention layers)."""
+    from . import _transformers_truth as truth_
+
+    keys = {"num_hidden_layers": 4, "layer_types": ["linear_attention", "full_attention"] * 2}
+    monkeypatch.setitem(truth_._REPAIRS, "granitemoehybrid", {**keys, "position_embedding_type": switch})
+    t = truth_._compute("granitemoehybrid")
+    assert isinstance(t, truth_.TypeTruth), t
+    assert [x.kind for x in t.layers] == ["none", "rope" if switch else "nope"] * 2
+    got = posviz.model_positions(t.config_json)
+    assert truth_.differences(t, got) == []
+    assert "rope_switch" in got.rules
+
+
+@pytest.mark.parametrize("use_mem_rope", [True, False])
+def test_zamba2_hybrid_layers_rotate_only_with_mem_rope(use_mem_rope):
+    """Zamba2 builds a rotary module for its shared attention blocks only with ``use_mem_rope``."""
+    config = CONFIG_MAPPING["zamba2"](use_mem_rope=use_mem_rope)
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    built = getattr(model, "rotary_emb", None) is not None
+    found = posviz.model_positions(config.to_json_string())
+    hybrid = [layer for layer in found.layers if layer.layer_type == "hybrid"]
+    assert hybrid and {layer.kind for layer in hybrid} == {"rope" if built else "nope"}
+    assert built is use_mem_rope  # the two cases differ, so the test can tell them apart
+
+
+@pytest.mark.parametrize("layers", [None, [0, 2, 5]])
+def test_mllama_cross_attention_layers_attend_to_the_image(layers):
+    """Mllama's cross-attention layers are the ones transformers builds as such (meta device); posviz names
+    them NoPE layers attending "cross", and the others rotate."""
+    from transformers import MllamaTextModel
+
+    config = CONFIG_MAPPING["mllama_text_model"](num_hidden_layers=8, cross_attention_layers=layers)
+    with torch.device("meta"):
+        model = MllamaTextModel._from_config(config)
+    built = [i for i, layer in enumerate(model.layers) if "CrossAttention" in type(layer).__name__]
+    found = posviz.model_positions(config.to_json_string())
+    assert [i for i, layer in enumerate(found.layers) if layer.attention == "cross"] == built
+    assert {layer.kind for i, layer in enumerate(found.layers) if i in built} == {"nope"}
+    assert {layer.kind for i, layer in enumerate(found.layers) if i not in built} == {"rope"}
+    assert built

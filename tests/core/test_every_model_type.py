@@ -50,9 +50,18 @@ def test_model_type_matches_transformers(model_type):
 
 def test_coverage_of_the_universe():
     universe = truth_.universe(jobs=1)  # in this process: the truths the test above computed are cached here
-    assert len(universe) > 150, "the truth finds far fewer model types than transformers 5.24 holds"
+    assert len(universe) > 270, "the truth finds far fewer model types than transformers 5.24 holds"
     assert set(NOT_READ) <= set(universe), sorted(set(NOT_READ) - set(universe))
     assert (len(universe) - len(NOT_READ)) / len(universe) >= 0.95
+
+
+@pytest.mark.parametrize("model_type", sorted(truth_._REPAIRS))
+def test_each_repair_is_one_transformers_needs(model_type, monkeypatch):
+    """A repaired default is one transformers cannot build or run without the repair, and can with it: the repairs
+    widen the universe, they never change a default that works."""
+    assert isinstance(truth_.truth(model_type), truth_.TypeTruth)
+    monkeypatch.setattr(truth_, "_REPAIRS", {})
+    assert isinstance(truth_._compute(model_type), truth_.OutOfScope)
 
 
 def test_the_truth_sees_the_schemes_it_must():
