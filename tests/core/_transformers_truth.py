@@ -98,7 +98,7 @@ class LayerTruth:
 
     index: int
     kind: str  # "rope", "nope" or "none"
-    attention: str  # "full", "sliding", "chunked" or "linear"
+    attention: str  # "full", "sliding", "chunked", "linear" or "cross" (keys from another stream: an image)
     window: int | None
     layer_type: str | None
     head_dim: int | None = None
@@ -425,14 +425,22 @@ def _dispatch(owner, stack, candidates) -> list:
 
 
 def _attention_child(layer: torch.nn.Module) -> torch.nn.Module | None:
-    """The layer's attention module: its first submodule whose class says Attention (or Attn)."""
+    """The layer's attention module: its first submodule whose class says Attention (or Attn); where that is a
+    block holding an attention of its own (Zamba2's shared ``Zamba2AttentionDecoderLayer``), that attention."""
     for _, child in layer.named_children():
         if re.search(r"Attention|Attn", type(child).__name__) and not re.search(r"Norm", type(child).__name__):
-            return child
+            inner = [m for _, m in child.named_children() if re.search(r"Attention$", type(m).__name__)]
+            return inner[0] if re.search(r"DecoderLayer$", type(child).__name__) and inner else child
     for _, child in layer.named_modules():
         if child is not layer and re.search(r"Attention$|Attn$", type(child).__name__):
             return child
     return None
+
+
+def _is_cross(attention: torch.nn.Module) -> bool:
+    """A cross-attention: its class says so and its forward takes the states its keys come from."""
+    takes = "cross_attention_states" in inspect.signature(attention.forward).parameters
+    return takes and "CrossAttention" in type(attention).__name__
 
 
 def _plain_attributes(module: torch.nn.Module) -> tuple:
@@ -561,6 +569,7 @@ def _run_attention_once(attention, hidden_size, pe, position, mask, shared, more
         "shared_kv_states": {} if shared is None else shared,
         "position_ids": torch.full((1, _TOKENS), position, dtype=torch.long),
         "cache_position": torch.full((_TOKENS,), position, dtype=torch.long),
+        "cross_attention_states": hidden,  # a cross-attention's keys: one image token (Mllama's)
         **(more or {}),
     }
     kwargs = {k: v for k, v in offered.items() if k in params}
@@ -742,6 +751,9 @@ def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size,
             attention = _materialise(attention_meta, text, own_rotary=rotary)
             return _layer_fields(module, attention, text, rotary, layer_type, hidden_size, shared, owned=None)
     attention = attention_meta if owned is None else _materialise(attention_meta, text)
+    # the width of what the attention is handed: the model's hidden size, or what its query projection takes
+    # (Zamba2's attention reads the hidden states concatenated with the embeddings)
+    hidden_size = getattr(getattr(attention, "q_proj", None), "in_features", hidden_size)
     if rotary is None:  # a layer its model hands no cos / sin (a NoPE layer of Granite-SWA)
         pe0 = pe1 = pe2 = None
     else:
@@ -775,7 +787,9 @@ def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size,
     head_dim = int(first["query"].shape[-1])
     window = first["sliding_window"]
     attention_kind = "full"
-    if window is not None:
+    if _is_cross(attention):
+        attention_kind = "cross"
+    elif window is not None:
         attention_kind = "sliding"
         window = int(window)
         if not first["is_causal"]:

@@ -225,16 +225,18 @@ def test_granitemoehybrid_rotates_only_with_its_switch_on(switch, monkeypatch):
 
 
 @pytest.mark.parametrize("use_mem_rope", [True, False])
-def test_zamba2_hybrid_layers_rotate_only_with_mem_rope(use_mem_rope):
-    """Zamba2 builds a rotary module for its shared attention blocks only with ``use_mem_rope``."""
-    config = CONFIG_MAPPING["zamba2"](use_mem_rope=use_mem_rope)
-    with torch.device("meta"):
-        model = AutoModel.from_config(config)
-    built = getattr(model, "rotary_emb", None) is not None
-    found = posviz.model_positions(config.to_json_string())
-    hybrid = [layer for layer in found.layers if layer.layer_type == "hybrid"]
-    assert hybrid and {layer.kind for layer in hybrid} == {"rope" if built else "nope"}
-    assert built is use_mem_rope  # the two cases differ, so the test can tell them apart
+def test_zamba2_hybrid_layers_rotate_only_with_mem_rope(use_mem_rope, monkeypatch):
+    """Zamba2 builds a rotary module for its shared attention blocks only with ``use_mem_rope``: its hybrid layers
+    rotate then, as transformers' own modules run them (the per-type harness)."""
+    from . import _transformers_truth as truth_
+
+    monkeypatch.setitem(truth_._REPAIRS, "zamba2", {"use_mem_rope": use_mem_rope})
+    t = truth_._compute("zamba2")
+    assert isinstance(t, truth_.TypeTruth), t
+    hybrid = {x.kind for x in t.layers if x.layer_type == "hybrid"}
+    assert hybrid == {"rope" if use_mem_rope else "nope"}
+    got = posviz.model_positions(t.config_json)
+    assert truth_.differences(t, got) == []
 
 
 @pytest.mark.parametrize("layers", [None, [0, 2, 5]])
