@@ -64,6 +64,10 @@ class UnsupportedAttention(CheckpointError):
 
 #: Text model types whose attention is multi-head latent attention (DeepSeek-V3's ``DeepseekV3Attention``).
 MLA_TYPES = frozenset({"deepseek_v3"})
+#: Text model types whose heads are laid out [nope | rope], the rotary dims the last rotary_dim of each query and key
+#: head, with queries from ``q_b_proj`` and one key-value head from ``kv_proj`` (DeepSeek-V4's
+#: ``DeepseekV4Attention``, whose keys are its values).
+TRAILING_ROPE_TYPES = frozenset({"deepseek_v4"})
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -231,6 +235,11 @@ def _geometry(config: dict, *, group: int | None = None, layer: int | None = Non
         k_head_dim, kv_heads = chosen.rotary_dim, 1
         rank = text.get("kv_lora_rank")
         kv_lora_rank = None if rank is None else _checks.positive_int("kv_lora_rank", rank)
+    elif positions.text_model_type in TRAILING_ROPE_TYPES:
+        offset = chosen.head_dim - chosen.rotary_dim
+        first, second = pair_dimensions(chosen.rotary_dim, chosen.rotary_dim, chosen.layout)
+        q_dims = k_dims = (offset + first[turning], offset + second[turning])
+        k_head_dim, kv_heads, kv_lora_rank = chosen.head_dim, chosen.n_kv_heads, None
     else:
         first, second = pair_dimensions(chosen.head_dim, chosen.rotary_dim, chosen.layout)
         q_dims = k_dims = (first[turning], second[turning])
@@ -298,8 +307,11 @@ _NAME = re.compile(
 #: GPT-NeoX ``query_key_value``: for each head in turn its [q | k | v] (``.view(..., -1, 3 * head_size)``, then
 #: ``chunk(3)``).
 #: Separate projections: queries and keys, and MLA's queries (``q_b_proj`` after a low-rank ``q_a_proj``) and its
-#: latent with the rotary key (``kv_a_proj_with_mqa``).
-SEPARATE_NAMES = ("q_proj", "k_proj", "q_b_proj", "kv_a_proj_with_mqa")
+#: latent with the rotary key (``kv_a_proj_with_mqa``), and DeepSeek-V4's queries and keys-and-values (``q_b_proj``
+#: and ``kv_proj`` as transformers names them, ``wq_b`` and ``wkv`` as its checkpoints store them).
+SEPARATE_NAMES = ("q_proj", "k_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_proj", "wq_b", "wkv")
+#: DeepSeek-V4's (query, key) projections, by transformers' names and by its checkpoints'.
+TRAILING_NAMES = (("q_b_proj", "kv_proj"), ("wq_b", "wkv"))
 FUSED_NAMES = ("qkv_proj", "query_key_value", "Wqkv", "W_pack", "c_attn", "qkv", "in_proj")
 KNOWN_FUSED = {("phi3", "qkv_proj"): "concatenated", ("gpt_neox", "query_key_value"): "per_head"}
 
@@ -499,11 +511,14 @@ def _layer(name: str, projections: dict[str, str], shapes: dict, geo: Geometry, 
         q_rows = np.arange(nq)[:, None] * hd + np.arange(hd)
         return _Layer(q_key, k_key, q_rows, start + np.arange(khd)[None, :])
     dims = np.arange(hd)
-    if "q_proj" in projections or "k_proj" in projections:
-        missing = [p for p in ("q_proj", "k_proj") if p not in projections]
+    names = ("q_proj", "k_proj")
+    if geo.model_type in TRAILING_ROPE_TYPES:
+        names = next((pair for pair in TRAILING_NAMES if any(p in projections for p in pair)), TRAILING_NAMES[0])
+    if any(p in projections for p in names):
+        missing = [p for p in names if p not in projections]
         if missing:
             raise NoAttentionProjections(f"{name}: layer {n} has no {missing[0]}.weight beside its other projection")
-        q_key, k_key = projections["q_proj"], projections["k_proj"]
+        q_key, k_key = projections[names[0]], projections[names[1]]
         nq = _heads(name, q_key, shapes[q_key], geo.n_heads, hd, "query")
         nkv = _heads(name, k_key, shapes[k_key], geo.n_kv_heads, hd, "key-value")
         if nq % nkv:
@@ -612,7 +627,9 @@ class FrequencyUsage:
     when the config gives it. ``groups`` every rotary group of the model and ``group`` the index of the one read;
     ``nope_layers`` the attention layers without a rotary embedding (SmolLM3's, Llama 4's every fourth, Cohere2's
     full-attention layers), never measured as rotating; ``mla`` whether the model is DeepSeek-V3's multi-head latent
-    attention."""
+    attention; ``head_norms`` the normalisations the checkpoint applies to each query or key head after its
+    projection (``q_norm``, ``k_norm``, DeepSeek-V4's ``kv_norm``: the names of their weights beside the read
+    layers' projections), whose per-dimension scale the usage does not include."""
 
     query: np.ndarray
     key: np.ndarray
@@ -628,6 +645,7 @@ class FrequencyUsage:
     group: int = 0
     zero_frequency_pairs: int = 0
     mla: bool = False
+    head_norms: tuple[str, ...] = ()
 
     @property
     def wavelength(self) -> np.ndarray:
@@ -668,13 +686,14 @@ def rope_frequency_usage(
     one frequency axis; NoPE layers belong to none and are listed in ``nope_layers``.
 
     For head h and pair i, with (a, b) the pair's two dims as the model pairs them (its layout; MLA: inside the last
-    qk_rope_head_dim dims of each query head, and the rotary key's) and W the rows of head h in the query (key)
-    projection as the model splits it (separate ``q_proj`` / ``k_proj``; Phi-3's ``qkv_proj``; GPT-NeoX's per-head
-    ``query_key_value``; DeepSeek-V3's ``q_proj`` or ``q_b_proj`` and the last qk_rope_head_dim rows of
-    ``kv_a_proj_with_mqa``): usage = sqrt(|W_a|^2 + |W_b|^2), the Frobenius norm of the 2 x input block that produces
-    pair i. Biases and norms (the input's, the latent's, a per-head q_norm / k_norm) are not included; for MLA with a
-    low-rank query the input of ``q_b_proj`` is the normalised latent. Grouped-query models have ``key`` per
-    key-value head.
+    qk_rope_head_dim dims of each query head, and the rotary key's; DeepSeek-V4: inside the last rotary_dim dims of
+    each head) and W the rows of head h in the query (key) projection as the model splits it (separate ``q_proj`` /
+    ``k_proj``; Phi-3's ``qkv_proj``; GPT-NeoX's per-head ``query_key_value``; DeepSeek-V3's ``q_proj`` or
+    ``q_b_proj`` and the last qk_rope_head_dim rows of ``kv_a_proj_with_mqa``; DeepSeek-V4's ``q_b_proj`` and
+    ``kv_proj``): usage = sqrt(|W_a|^2 + |W_b|^2), the Frobenius norm of the 2 x input block that produces pair i.
+    Biases and norms (the input's, the latent's, a per-head q_norm / k_norm, DeepSeek-V4's kv_norm) are not
+    included (``FrequencyUsage.head_norms`` names the ones the checkpoint holds); for MLA with a low-rank query the
+    input of ``q_b_proj`` is the normalised latent. Grouped-query models have ``key`` per key-value head.
 
     Raises ``NoAttentionProjections`` (no q/k weights), ``UnknownFusedLayout`` (a fused weight whose split is not
     known for the model type) or ``ConfigMismatch`` (no config, not RoPE, or shapes that disagree with it), each a
@@ -708,7 +727,25 @@ def rope_frequency_usage(
         group=geo.group,
         zero_frequency_pairs=geo.zero_pairs,
         mla=geo.mla,
+        head_norms=_head_norms(weights, found[chosen[0]], geo.head_dim),
     )
+
+
+def _head_norms(weights: _Weights, layer: _Layer, head_dim: int) -> tuple[str, ...]:
+    """The normalisations of the queries or keys the checkpoint holds beside ``layer``'s projections: the modules
+    of the same attention whose weight is one scale per dimension of a head or of all the query or key heads
+    (Qwen3's and Gemma 3's ``q_norm`` / ``k_norm``, OLMo 2's over all heads, DeepSeek-V4's ``kv_norm``, stored as
+    ``norm``); a latent's normalisation (MLA's ``q_a_layernorm``) has another size and is not one of them."""
+    shapes = weights.shapes()
+    sizes = {head_dim, layer.q_rows.size, layer.k_rows.size}
+    out = []
+    for prefix in dict.fromkeys(key.rsplit(".", 2)[0] for key in (layer.q_key, layer.k_key)):
+        for key, shape in shapes.items():
+            module = key[len(prefix) + 1 : -len(".weight")]
+            if key.startswith(prefix + ".") and key.endswith(".weight") and "." not in module and "norm" in module:
+                if len(shape) == 1 and shape[0] in sizes and module not in out:
+                    out.append(module)
+    return tuple(out)
 
 
 def p_rope_dropped(inv_freq, p: float) -> np.ndarray:

@@ -24,6 +24,9 @@ line per model type, each named in ``ModelPositions.rules`` when it is used:
   twice ``sliding_window``, and no layer is causal;
 - ``cross_attention_layers``: the layers the config lists there attend to the image instead of the text (Mllama):
   NoPE layers whose attention is "cross";
+- ``compressed``: DeepSeek-V4's compressed layers (``compressed_sparse_attention``, ``heavily_compressed_attention``)
+  attend within ``sliding_window`` and also to one compressed entry per ``compress_rates[layer_type]`` earlier
+  tokens, and rotate with the ``compress`` rope parameters; its ``sliding_attention`` layers rotate with ``main``;
 - ``rope_switch``: a config key switches RoPE off for every layer (``ROPE_SWITCHES``: GraniteMoeHybrid's
   ``position_embedding_type``, Zamba2's ``use_mem_rope``), so its attention layers are NoPE unless it is on.
 
@@ -49,12 +52,14 @@ FULL_TYPES = frozenset({"full_attention", "indexed_attention", "attention", "glo
 SLIDING_TYPES = frozenset({"sliding_attention", "window_attention", "hybrid_sliding", "local_attention"})
 #: Layer types that attend within ``attention_chunk_size``.
 CHUNKED_TYPES = frozenset({"chunked_attention"})
+#: Layer types that attend within ``sliding_window`` and to compressed entries of the earlier tokens (DeepSeek-V4).
+COMPRESSED_TYPES = frozenset({"compressed_sparse_attention", "heavily_compressed_attention"})
 #: Layer types without attention: recurrent or convolutional mixers, which see order but no position signal.
 MIXER_TYPES = frozenset({"linear_attention", "mamba", "conv", "mamba2", "recurrent", "rwkv", "deltanet"})
 
 RULE_NAMES = (
     "interleaved", "partial", "mla", "no_rope_layers", "rope_on_sliding", "rope_on_sliding_type", "nope_global",
-    "sliding_all", "bidirectional", "cross_attention_layers", "rope_switch",
+    "sliding_all", "bidirectional", "cross_attention_layers", "compressed", "rope_switch",
 )  # fmt: skip
 
 
@@ -72,6 +77,7 @@ class Rule:
     sliding_all: bool = False
     bidirectional: bool = False
     cross_attention_layers: bool = False
+    compressed: bool = False
     rope_switch: bool = False
 
     def __or__(self, other: Rule) -> Rule:
@@ -95,7 +101,7 @@ RULES: dict[str, Rule] = _rules(
     interleaved=(
         "cohere cohere2 cohere2_moe llama4_text gptj codegen glm glm4 glm4v_text glm_ocr_text ernie4_5 ernie4_5_moe "
         "ernie4_5_vl_moe_text helium dots3_note_text mistral4 openai_privacy_filter moonshine moonshine_streaming "
-        "hy_v4_vl_text blt_global_transformer blt_local_decoder blt_local_encoder blt_patcher"
+        "hy_v4_vl_text blt_global_transformer blt_local_decoder blt_local_encoder blt_patcher deepseek_v4"
     ),
     partial=(
         "bamba deepseek_v4 diffusion_gemma_text dots3_note_text glm glm4 glm4_moe glm4_moe_lite "
@@ -121,6 +127,7 @@ RULES: dict[str, Rule] = _rules(
         "embedding_gemma2_text neomme openai_privacy_filter pe_audio pe_audio_video pe_video ultrabert ultravbert"
     ),
     cross_attention_layers="mllama_text_model",
+    compressed="deepseek_v4",
     rope_switch="granitemoehybrid zamba2",
 )
 
@@ -264,6 +271,8 @@ def read(raw: dict) -> _p.ModelPositions:
 
     def maker(i: int, layer_type: str) -> _p._RopeMaker:
         key = layer_type if None not in ropes else None
+        if rule.compressed:  # the rope parameters are keyed by a label of their own, not by the layer type
+            key = "main" if layer_type == "sliding_attention" else "compress"
         if key not in ropes:
             raise ValueError(f"rope_parameters has no entry for the layer type {layer_type!r}")
         rotary_head, qk_head = per_layer.head_dims(i, rule)
@@ -311,8 +320,14 @@ def read(raw: dict) -> _p.ModelPositions:
                 )
             )
             continue
-        attention, size = "full", None
-        if layer_type in SLIDING_TYPES or (rule.sliding_all and getattr(text, "layer_types", None) is None):
+        attention, size, compress_rate = "full", None, None
+        if rule.compressed and layer_type in COMPRESSED_TYPES:
+            rates = getattr(text, "compress_rates", None) or {}
+            if layer_type not in rates:
+                raise ValueError(f"compress_rates has no entry for the layer type {layer_type!r}")
+            compress_rate = _p.whole(f"compress_rates.{layer_type}", rates[layer_type], maximum=1 << 20)
+            attention, size = ("sliding", int(window)) if window is not None else ("full", None)
+        elif layer_type in SLIDING_TYPES or (rule.sliding_all and getattr(text, "layer_types", None) is None):
             attention, size = ("sliding", int(window)) if window is not None else ("full", None)
         elif layer_type in CHUNKED_TYPES and chunk is not None:
             attention, size = "chunked", int(chunk)
@@ -329,16 +344,15 @@ def read(raw: dict) -> _p.ModelPositions:
             or (rule.nope_global and window is not None and layer_type not in SLIDING_TYPES)
         )
         if rotates:
-            layers.append(
-                maker(i, layer_type).layer(
-                    i,
-                    layer_type=layer_type,
-                    attention=attention,
-                    window=size,
-                    causal=not rule.bidirectional,
-                    num_kv_heads=kv_heads,
-                )
+            layer = maker(i, layer_type).layer(
+                i,
+                layer_type=layer_type,
+                attention=attention,
+                window=size,
+                causal=not rule.bidirectional,
+                num_kv_heads=kv_heads,
             )
+            layers.append(layer if compress_rate is None else dataclasses.replace(layer, compress_rate=compress_rate))
         else:
             layers.append(
                 _p.LayerPositions(

@@ -184,7 +184,8 @@ class LayerPositions:
     (``head_dim``; MLA: ``qk_rope_head_dim``; GPT-J: ``rotary_dim``), so that ``rope_inv_freq(rope_head_dim,
     scaling=rope_parameters)`` rebuilds ``inv_freq``. ``num_kv_heads``: the layer's key-value heads as its config
     class gives them (per layer for a heterogeneous config such as Gemma 4's); None where posviz's own family
-    readers read the config.
+    readers read the config. ``compress_rate``: DeepSeek-V4's compressed layers also attend to one compressed entry
+    per ``compress_rate`` earlier tokens, beside their sliding window (None: no such entries).
     """
 
     index: int
@@ -213,6 +214,7 @@ class LayerPositions:
     rope_head_dim: int | None = None
     rope_parameters: Mapping | None = None
     num_kv_heads: int | None = None
+    compress_rate: int | None = None
 
     @property
     def partial(self) -> bool:
@@ -234,6 +236,7 @@ class LayerPositions:
             self.rotary_dim,
             self.temperature_tuning,
             self.softmax_scale,
+            self.compress_rate,
         )
 
 

@@ -708,6 +708,11 @@ def _compute(model_type: str) -> TypeTruth | OutOfScope:
         rotary = rotaries[indices[0]]
         per_type = rotary is not None and any(hasattr(rotary, f"{t}_inv_freq") for t in set(layer_types or ()))
         rope_type = lt if per_type else None
+        # an attention that names the rope parameters it reads (DeepSeek-V4's ``rope_layer_type``: "main" for its
+        # sliding layers, "compress" for the compressed ones) picks them out of the model's dict of cos / sin
+        label = getattr(attention_meta, "rope_layer_type", None)
+        if rotary is not None and label is not None and hasattr(rotary, f"{label}_inv_freq"):
+            rope_type = label
         try:
             fields = _layer_fields(
                 module, attention_meta, text, rotary, rope_type, hidden_size, shared, owned=owned[indices[0]]
@@ -758,9 +763,9 @@ def _layer_fields(module, attention_meta, text, rotary, layer_type, hidden_size,
         pe0 = pe1 = pe2 = None
     else:
         with torch.no_grad(), _test_frequencies(rotary) if owned is not None else contextlib.nullcontext():
-            pe0 = _position_embeddings(rotary, 0, layer_type)
-            pe1 = _position_embeddings(rotary, 1, layer_type)
-            pe2 = _position_embeddings(rotary, 2, layer_type)
+            pe0, pe1, pe2 = (_position_embeddings(rotary, p, layer_type) for p in (0, 1, 2))
+        if getattr(attention, "rope_layer_type", None) is not None:
+            pe0, pe1, pe2 = ({attention.rope_layer_type: pe} for pe in (pe0, pe1, pe2))
     calls: list = []
     with _recording_apply(module, calls):
         first = _run_attention(attention, text, hidden_size, pe1, 1, shared)

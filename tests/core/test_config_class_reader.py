@@ -254,3 +254,29 @@ def test_mllama_cross_attention_layers_attend_to_the_image(layers):
     assert {layer.kind for i, layer in enumerate(found.layers) if i in built} == {"nope"}
     assert {layer.kind for i, layer in enumerate(found.layers) if i not in built} == {"rope"}
     assert built
+
+
+def test_deepseek_v4_rotates_each_layer_with_its_own_rope_parameters(monkeypatch):
+    """DeepSeek-V4's sliding layers rotate with the ``main`` rope parameters and its compressed layers with
+    ``compress`` (another base), on the trailing 64 dimensions of each 512-wide head, pairs (2i, 2i + 1), as its own
+    modules run them (the per-type harness, on a default config given a layer of each type); the compressed layers'
+    entries come one per ``compress_rate`` tokens, as their compressors are built (meta device)."""
+    from transformers import DeepseekV4Model
+
+    from . import _transformers_truth as truth_
+
+    kinds = ["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention", "sliding_attention"]
+    monkeypatch.setitem(truth_._REPAIRS, "deepseek_v4", {"num_hidden_layers": 4, "layer_types": kinds})
+    t = truth_._compute("deepseek_v4")
+    assert isinstance(t, truth_.TypeTruth), t
+    got = posviz.model_positions(t.config_json)
+    assert truth_.differences(t, got) == []
+    assert not np.array_equal(t.layers[0].inv_freq, t.layers[1].inv_freq)  # the two bases differ: a real check
+    assert t.layers[1].pairs[0] == (448, 449) and t.layers[1].layout == "interleaved"
+
+    config = CONFIG_MAPPING["deepseek_v4"].from_dict(json.loads(t.config_json))
+    with torch.device("meta"):
+        model = DeepseekV4Model._from_config(config)
+    built = [getattr(layer.self_attn.compressor, "compress_rate", None) for layer in model.layers]
+    assert [layer.compress_rate for layer in got.layers] == built
+    assert built[0] is None and built[1] != built[2]

@@ -75,14 +75,44 @@ def _config(kind: str):
             topk_group=1,
             **COMMON,
         )
+    if kind == "deepseek_v4":  # a sliding, a compressed-sparse, a heavily compressed layer: two bases
+        return transformers.DeepseekV4Config(
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            head_dim=16,
+            q_lora_rank=12,
+            o_groups=2,
+            o_lora_rank=8,
+            n_routed_experts=2,
+            num_experts_per_tok=1,
+            moe_intermediate_size=8,
+            index_n_heads=2,
+            index_head_dim=8,
+            index_topk=4,
+            sliding_window=8,
+            hc_mult=2,
+            layer_types=[
+                "sliding_attention",
+                "compressed_sparse_attention",
+                "heavily_compressed_attention",
+                "sliding_attention",
+            ],
+            rope_parameters={
+                "main": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+                "compress": {"rope_type": "default", "rope_theta": 160000.0, "partial_rotary_factor": 0.5},
+            },
+            **COMMON,
+        )
     if kind == "smollm3":
         return transformers.SmolLM3Config(num_attention_heads=4, num_key_value_heads=2, pad_token_id=0, **COMMON)
     raise AssertionError(kind)
 
 
-KINDS = ("llama", "qwen3_moe", "mixtral", "gemma4_text", "cohere2", "deepseek_v3", "deepseek_v3_q", "smollm3")
+KINDS = (
+    "llama", "qwen3_moe", "mixtral", "gemma4_text", "cohere2", "deepseek_v3", "deepseek_v3_q", "deepseek_v4", "smollm3",
+)  # fmt: skip
 #: What each model's modeling code does, for the assertions that name it (the oracle finds it by itself).
-LAYOUTS = {"cohere2": "interleaved", "deepseek_v3": "interleaved", "deepseek_v3_q": "interleaved"}
+LAYOUTS = {k: "interleaved" for k in ("cohere2", "deepseek_v3", "deepseek_v3_q", "deepseek_v4")}
 NOPE = {"cohere2": [3], "smollm3": [3]}
 
 
@@ -138,7 +168,10 @@ def model_pairs(model, layer: int) -> list[tuple[int, int, float]]:
 
     def turned(position: int) -> np.ndarray:
         ids = torch.tensor([[position]])
-        extra = {"layer_type": model.config.layer_types[layer]} if takes_type else {}
+        # the rope parameters the layer reads: its layer type's, or those its attention names (DeepSeek-V4)
+        extra = {}
+        if takes_type:
+            extra["layer_type"] = getattr(attention, "rope_layer_type", None) or model.config.layer_types[layer]
         cos, sin = rotary(torch.zeros(1, 1, dim), position_ids=ids, **extra)
         if "k" in inspect.signature(apply).parameters:
             out, _ = apply(eye, eye, cos.double(), sin.double())
@@ -166,6 +199,9 @@ def model_rows(model, layer: int) -> tuple[torch.Tensor, torch.Tensor, int]:
         k_rows = attention.kv_a_proj_with_mqa.weight.detach().double()[attention.kv_lora_rank :][None]
         return q_rows, k_rows, attention.qk_nope_head_dim
     hd = attention.head_dim
+    if hasattr(attention, "kv_proj"):  # DeepseekV4Attention: q_b_proj per head, one key(-and-value) head
+        wq, wk = attention.q_b_proj.weight.detach().double(), attention.kv_proj.weight.detach().double()
+        return wq.view(-1, hd, wq.shape[1]), wk.view(-1, hd, wk.shape[1]), 0
     wq, wk = attention.q_proj.weight.detach().double(), attention.k_proj.weight.detach().double()
     return wq.view(-1, hd, wq.shape[1]), wk.view(-1, hd, wk.shape[1]), 0
 
@@ -266,3 +302,45 @@ def test_weights_of_another_config_are_one_sentence(kind, saved, tmp_path):
     with pytest.raises(fu.ConfigMismatch, match=pattern) as caught:
         fu.rope_frequency_usage(folder, config=config, group=1 if kind == "gemma4_text" else None)
     assert "\n" not in str(caught.value)
+
+
+def head_norm_modules(model, layer: int) -> list[str]:
+    """The attention's weighted normalisations whose input, in a forward pass, is a query or key head (or all of
+    them): the modules that rescale each dimension after the projections."""
+    attention = model.model.layers[layer].self_attn
+    projections = ("q_proj", "k_proj", "q_b_proj", "kv_proj")
+    sizes = {getattr(attention, "head_dim", None) or attention.qk_head_dim}
+    sizes |= {getattr(attention, p).out_features for p in projections if getattr(attention, p, None) is not None}
+    seen: dict[str, int] = {}
+
+    def record(name):
+        def hook(_module, args):
+            seen.setdefault(name, args[0].shape[-1])
+
+        return hook
+
+    hooks = [
+        module.register_forward_pre_hook(record(name))
+        for name, module in attention.named_children()
+        if "norm" in name and getattr(module, "weight", None) is not None
+    ]
+    with torch.no_grad():
+        model(input_ids=torch.tensor([[1, 2, 3]]))
+    for hook in hooks:
+        hook.remove()
+    return [name for name, size in seen.items() if size in sizes]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_query_and_key_normalisations_are_named(kind, saved):
+    """The usage leaves out a normalisation after the projections, and names the ones the model applies (Qwen3's
+    and Gemma 4's q_norm / k_norm, DeepSeek-V4's kv_norm, which its checkpoints store as ``norm``), so that the
+    page can say so; MLA's latent normalisations come before the projections and are not among them."""
+    model, folder = saved[kind]
+    usage = fu.rope_frequency_usage(folder)
+    applied = head_norm_modules(model, int(usage.layers[0]))
+    if kind == "deepseek_v4":
+        assert applied == ["kv_norm"] and usage.head_norms == ("norm",)
+    else:
+        assert sorted(usage.head_norms) == sorted(applied)
+    assert bool(applied) == (kind in ("qwen3_moe", "gemma4_text", "deepseek_v4"))

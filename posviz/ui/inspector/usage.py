@@ -103,6 +103,8 @@ def _captions(usage, pairs: int) -> None:
         st.caption(t("usage.mla", rope=usage.rotary_dim, head_dim=usage.head_dim))
     if usage.zero_frequency_pairs:
         st.caption(t("usage.zero_pairs", n=usage.zero_frequency_pairs))
+    if usage.head_norms:
+        st.caption(t("usage.head_norms", norms=t("list.sep").join(f"`{n}`" for n in usage.head_norms)))
     if usage.other_groups:
         others = [_ranges(g.layers) for g in usage.other_groups]
         st.caption(t("usage.groups", n=len(usage.groups), others="; ".join(others)))

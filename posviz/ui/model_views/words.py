@@ -21,6 +21,8 @@ def attention_words(layer) -> str:
 def details(layer) -> list[str]:
     """What else a group of layers does to positions, each in a few words."""
     out = [] if layer.kind == "none" else [attention_words(layer)]
+    if layer.compress_rate is not None:
+        out.append(t("models.detail.compressed", rate=widgets.shown(layer.compress_rate)))
     if layer.kind == "rope":
         out.append(t("models.detail.base", base=widgets.shown(layer.rope_theta)))
         if layer.rope_type == "proportional":  # Gemma 4's global layers: the slowest pairs do not turn at all
