@@ -104,7 +104,8 @@ class Geometry:
     from ``q_proj`` or ``q_b_proj``, the rotary key from the last qk_rope_head_dim rows of ``kv_a_proj_with_mqa``),
     with ``kv_lora_rank`` rows before the rotary key when the config gives it. ``groups``: every rotary group of the
     model, ``group`` the index of this one; ``nope_layers``: the attention layers that do not rotate; ``n_layers``:
-    the model's number of decoder layers."""
+    the model's number of decoder layers; ``kv_shared``: {layer: the layer whose keys it reuses} (Gemma 3n / Gemma
+    4's KV sharing), the key usage of such a layer being that layer's."""
 
     model_type: str
     n_heads: int | None
@@ -124,6 +125,7 @@ class Geometry:
     group: int
     nope_layers: tuple[int, ...]
     n_layers: int
+    kv_shared: dict[int, int] = dataclasses.field(default_factory=dict)
 
     @property
     def pairs(self) -> int:
@@ -264,6 +266,7 @@ def _geometry(config: dict, *, group: int | None = None, layer: int | None = Non
         group=group,
         nope_layers=nope,
         n_layers=positions.num_layers,
+        kv_shared={x.index: x.kv_shared_from for x in positions.layers if x.kv_shared_from is not None},
     )
 
 
@@ -455,7 +458,7 @@ def _find_layers(weights: _Weights, geo: Geometry) -> dict[int, _Layer]:
                     f"{stack_name} has a layer {max(beyond)}; the config.json does not belong to these weights"
                 )
             layers = {
-                n: _layer(weights.name, projections, shapes, geo, n) for n, projections in stack.items() if n in wanted
+                n: _layer(weights.name, _with_shared_keys(stack, n, geo), shapes, geo, n) for n in stack if n in wanted
             }
             if layers:
                 break
@@ -469,6 +472,16 @@ def _find_layers(weights: _Weights, geo: Geometry) -> dict[int, _Layer]:
             f"these frequencies are {_ranges(geo.layers)}"
         )
     return dict(sorted(layers.items()))
+
+
+def _with_shared_keys(stack: dict[int, dict[str, str]], n: int, geo: Geometry) -> dict[str, str]:
+    """Layer ``n``'s projections; a layer that reuses the keys of another (``Geometry.kv_shared``) has no key
+    projection of its own, and its keys are that layer's."""
+    projections = stack[n]
+    source = geo.kv_shared.get(n)
+    if source is None or "k_proj" in projections or "k_proj" not in stack.get(source, {}):
+        return projections
+    return {**projections, "k_proj": stack[source]["k_proj"]}
 
 
 def _heads(name: str, key: str, shape: tuple, heads: int | None, head_dim: int, what: str) -> int:
@@ -629,7 +642,8 @@ class FrequencyUsage:
     full-attention layers), never measured as rotating; ``mla`` whether the model is DeepSeek-V3's multi-head latent
     attention; ``head_norms`` the normalisations the checkpoint applies to each query or key head after its
     projection (``q_norm``, ``k_norm``, DeepSeek-V4's ``kv_norm``: the names of their weights beside the read
-    layers' projections), whose per-dimension scale the usage does not include."""
+    layers' projections), whose per-dimension scale the usage does not include; ``kv_shared`` {layer: the layer whose
+    keys it reuses} for the read layers that project no keys of their own (Gemma 3n / Gemma 4's KV sharing)."""
 
     query: np.ndarray
     key: np.ndarray
@@ -646,6 +660,7 @@ class FrequencyUsage:
     zero_frequency_pairs: int = 0
     mla: bool = False
     head_norms: tuple[str, ...] = ()
+    kv_shared: dict[int, int] = dataclasses.field(default_factory=dict)
 
     @property
     def wavelength(self) -> np.ndarray:
@@ -728,6 +743,7 @@ def rope_frequency_usage(
         zero_frequency_pairs=geo.zero_pairs,
         mla=geo.mla,
         head_norms=_head_norms(weights, found[chosen[0]], geo.head_dim),
+        kv_shared={n: geo.kv_shared[n] for n in chosen if n in geo.kv_shared},
     )
 
 

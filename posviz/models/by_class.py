@@ -369,10 +369,27 @@ def read(raw: dict) -> _p.ModelPositions:
     return _p.ModelPositions(
         model_type=raw["model_type"],
         text_model_type=text_type,
-        layers=tuple(layers),
+        layers=_kv_shared(text, layers, types_),
         max_position_embeddings=max_pos,
         original_max_position_embeddings=_p.pre_training_context(layers),
         ignored=(),
         rules=("config_class", *rule.names()),
         config_class=type(text).__name__,
     )
+
+
+def _kv_shared(text, layers: list, layer_types: list) -> tuple:
+    """The layers with the keys and values of another (``num_kv_shared_layers``, Gemma 3n / Gemma 4): each of the
+    last ones reuses those of the last earlier layer of its own type, as transformers' ``kv_sharing_modes`` says
+    (transformers refuses a config where a shared layer's type has no earlier layer)."""
+    n = len(layers)
+    shared = _p.whole("num_kv_shared_layers", getattr(text, "num_kv_shared_layers", 0) or 0, minimum=0, maximum=n)
+    if not shared:
+        return tuple(layers)
+    first = n - shared
+    out = list(layers)
+    for i in range(first, n):
+        sources = [j for j in range(first) if layer_types[j] == layer_types[i]]
+        if sources:  # none: an assistant model, all of whose layers read the keys of the model it assists
+            out[i] = dataclasses.replace(out[i], kv_shared_from=sources[-1])
+    return tuple(out)

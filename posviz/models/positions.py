@@ -185,7 +185,10 @@ class LayerPositions:
     scaling=rope_parameters)`` rebuilds ``inv_freq``. ``num_kv_heads``: the layer's key-value heads as its config
     class gives them (per layer for a heterogeneous config such as Gemma 4's); None where posviz's own family
     readers read the config. ``compress_rate``: DeepSeek-V4's compressed layers also attend to one compressed entry
-    per ``compress_rate`` earlier tokens, beside their sliding window (None: no such entries).
+    per ``compress_rate`` earlier tokens, beside their sliding window (None: no such entries). ``kv_shared_from``:
+    the layer whose keys and values this one reuses instead of projecting its own (Gemma 3n's and Gemma 4's last
+    ``num_kv_shared_layers`` layers: the last earlier layer of their type); they were rotated there, at the same
+    positions and with the same frequencies.
     """
 
     index: int
@@ -215,6 +218,7 @@ class LayerPositions:
     rope_parameters: Mapping | None = None
     num_kv_heads: int | None = None
     compress_rate: int | None = None
+    kv_shared_from: int | None = None
 
     @property
     def partial(self) -> bool:

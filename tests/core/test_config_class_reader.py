@@ -280,3 +280,19 @@ def test_deepseek_v4_rotates_each_layer_with_its_own_rope_parameters(monkeypatch
     built = [getattr(layer.self_attn.compressor, "compress_rate", None) for layer in model.layers]
     assert [layer.compress_rate for layer in got.layers] == built
     assert built[0] is None and built[1] != built[2]
+
+
+@pytest.mark.parametrize("model_type", ["gemma3n_text", "gemma4_text"])
+def test_kv_shared_layers_name_the_layer_they_reuse(model_type):
+    """A layer transformers builds without keys of its own (``is_kv_shared_layer``, meta device) reuses the keys of
+    the layer its config marks "store" for its type; posviz names that layer, and no other layer has one."""
+    kinds = ["sliding_attention", "full_attention"] * 3
+    config = CONFIG_MAPPING[model_type](num_hidden_layers=6, layer_types=kinds, num_kv_shared_layers=2)
+    with torch.device("meta"):
+        model = AutoModel.from_config(config)
+    modes, types = config.kv_sharing_modes, config.layer_types
+    store = {types[j]: j for j, mode in enumerate(modes) if mode == "store"}
+    want = [store[types[i]] if layer.self_attn.is_kv_shared_layer else None for i, layer in enumerate(model.layers)]
+    found = posviz.model_positions(config.to_json_string())
+    assert [layer.kv_shared_from for layer in found.layers] == want
+    assert want[-2:] != [None, None] and want[:4] == [None] * 4

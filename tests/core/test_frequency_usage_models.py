@@ -42,8 +42,11 @@ def _config(kind: str):
         return transformers.MixtralConfig(
             num_attention_heads=4, num_key_value_heads=2, num_local_experts=2, num_experts_per_tok=1, **COMMON
         )
-    if kind == "gemma4_text":  # sliding layers: head_dim 8, default RoPE; full layers: 16, proportional, 2 kv heads
+    if kind in ("gemma4_text", "gemma4_shared"):
+        # sliding layers: head_dim 8, default RoPE; full layers: 16, proportional, 2 kv heads; gemma4_shared: the
+        # last two layers reuse the keys of the first two (KV sharing)
         return transformers.Gemma4TextConfig(
+            num_kv_shared_layers=2 if kind == "gemma4_shared" else 0,
             num_attention_heads=2,
             num_key_value_heads=1,
             head_dim=8,
@@ -109,7 +112,8 @@ def _config(kind: str):
 
 
 KINDS = (
-    "llama", "qwen3_moe", "mixtral", "gemma4_text", "cohere2", "deepseek_v3", "deepseek_v3_q", "deepseek_v4", "smollm3",
+    "llama", "qwen3_moe", "mixtral", "gemma4_text", "gemma4_shared", "cohere2", "deepseek_v3", "deepseek_v3_q",
+    "deepseek_v4", "smollm3",
 )  # fmt: skip
 #: What each model's modeling code does, for the assertions that name it (the oracle finds it by itself).
 LAYOUTS = {k: "interleaved" for k in ("cohere2", "deepseek_v3", "deepseek_v3_q", "deepseek_v4")}
@@ -199,6 +203,12 @@ def model_rows(model, layer: int) -> tuple[torch.Tensor, torch.Tensor, int]:
         k_rows = attention.kv_a_proj_with_mqa.weight.detach().double()[attention.kv_lora_rank :][None]
         return q_rows, k_rows, attention.qk_nope_head_dim
     hd = attention.head_dim
+    if getattr(attention, "is_kv_shared_layer", False):  # its keys: the layer of its type that stores them
+        modes, types = model.config.kv_sharing_modes, model.config.layer_types
+        source = next(j for j, m in enumerate(modes) if m == "store" and types[j] == types[layer])
+        wq = attention.q_proj.weight.detach().double()
+        wk = model.model.layers[source].self_attn.k_proj.weight.detach().double()
+        return wq.view(-1, hd, wq.shape[1]), wk.view(-1, hd, wk.shape[1]), 0
     if hasattr(attention, "kv_proj"):  # DeepseekV4Attention: q_b_proj per head, one key(-and-value) head
         wq, wk = attention.q_b_proj.weight.detach().double(), attention.kv_proj.weight.detach().double()
         return wq.view(-1, hd, wq.shape[1]), wk.view(-1, hd, wk.shape[1]), 0
@@ -343,4 +353,15 @@ def test_the_query_and_key_normalisations_are_named(kind, saved):
         assert applied == ["kv_norm"] and usage.head_norms == ("norm",)
     else:
         assert sorted(usage.head_norms) == sorted(applied)
-    assert bool(applied) == (kind in ("qwen3_moe", "gemma4_text", "deepseek_v4"))
+    assert bool(applied) == (kind in ("qwen3_moe", "gemma4_text", "gemma4_shared", "deepseek_v4"))
+
+
+def test_kv_shared_layers_read_the_keys_they_reuse(saved):
+    """Gemma 4's last num_kv_shared_layers layers project no keys: their key usage is that of the layer whose keys
+    they reuse (the one transformers' kv_sharing_modes marks "store" for their type), and the page is told which."""
+    model, folder = saved["gemma4_shared"]
+    assert model.model.layers[2].self_attn.is_kv_shared_layer and model.model.layers[3].self_attn.is_kv_shared_layer
+    local, full = (fu.rope_frequency_usage(folder, group=g) for g in (0, 1))
+    assert local.kv_shared == {2: 0} and full.kv_shared == {3: 1}
+    np.testing.assert_array_equal(local.key[1], local.key[0])
+    assert not np.array_equal(local.query[1], local.query[0])  # the queries stay the layer's own

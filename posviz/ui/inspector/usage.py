@@ -103,6 +103,9 @@ def _captions(usage, pairs: int) -> None:
         st.caption(t("usage.mla", rope=usage.rotary_dim, head_dim=usage.head_dim))
     if usage.zero_frequency_pairs:
         st.caption(t("usage.zero_pairs", n=usage.zero_frequency_pairs))
+    if usage.kv_shared:
+        shared = t("list.sep").join(t("usage.kv_shared.one", layer=n, source=m) for n, m in usage.kv_shared.items())
+        st.caption(t("usage.kv_shared", pairs=shared))
     if usage.head_norms:
         st.caption(t("usage.head_norms", norms=t("list.sep").join(f"`{n}`" for n in usage.head_norms)))
     if usage.other_groups:
