@@ -18,13 +18,17 @@ def usage_heatmap(
     title: str,
     x_title: str,
     y_title: str,
-    row0: int = 0,
+    rows=None,
     colorbar_title: str = "",
     height: int = 460,
 ) -> go.Figure:
-    """Usage as a heatmap: rows (layers, or the heads of one layer) from ``row0`` down, columns the rotary pairs,
-    pair 0 (the highest frequency) on the left; colours from 0 (unused) up."""
+    """Usage as a heatmap: one row per layer (or per head of one layer), top down, labelled by ``rows`` (the layer
+    numbers, which need not follow each other: a rotary group skips the layers of other groups; default 0, 1, ...);
+    columns the rotary pairs, pair 0 (the highest frequency) on the left; colours from 0 (unused) up."""
     usage = np.asarray(usage, dtype=np.float64)
+    labels = np.arange(usage.shape[0]) if rows is None else np.asarray(rows, dtype=np.int64)
+    if labels.shape != (usage.shape[0],):
+        raise ValueError(f"{usage.shape[0]} rows of usage need as many labels, got {labels.size}")
     fig = heatmap(
         usage,
         title=title,
@@ -33,12 +37,18 @@ def usage_heatmap(
         colorscale="Viridis",
         zmid=None,
         zmin=0.0,
-        y0=float(row0),
         colorbar_title=colorbar_title,
         height=height,
     )
-    if usage.shape[0] <= 40:  # whole layers and heads, not the half steps plotly picks for a few rows
-        fig.update_yaxes(dtick=1)
+    if not fig.layout.meta["downsampled"]:  # hover names the row's own layer, not its place in the figure
+        fig.update_traces(
+            customdata=np.repeat(labels[:, None], usage.shape[1], axis=1),
+            hovertemplate=fig.data[0].hovertemplate.replace("%{y}", "%{customdata}"),
+        )
+    if usage.shape[0] <= 40:  # whole layers and heads, each by its number, not the half steps plotly picks
+        fig.update_yaxes(tickvals=list(range(usage.shape[0])), ticktext=[str(int(r)) for r in labels])
+    if usage.shape[1] <= 40:
+        fig.update_xaxes(dtick=1)
     return fig
 
 

@@ -72,9 +72,16 @@ def test_memory_figure_offsets_and_collisions():
 
 def test_usage_heatmap_and_wavelength_lines():
     usage = np.random.default_rng(3).random((5, 6))
-    fig = ufig.usage_heatmap(usage, row0=2, **TEXT)
+    layers = [0, 2, 3, 7, 9]  # a rotary group's layers need not follow each other
+    fig = ufig.usage_heatmap(usage, rows=layers, **TEXT)
     np.testing.assert_allclose(np.asarray(fig.data[0].z, dtype=np.float64), usage, rtol=1e-6)
-    assert fig.data[0].y0 == 2 and fig.data[0].zmin == 0
+    assert fig.data[0].zmin == 0
+    assert list(fig.layout.yaxis.ticktext) == ["0", "2", "3", "7", "9"] and list(fig.layout.yaxis.tickvals) == [
+        *range(5)
+    ]
+    assert np.asarray(fig.data[0].customdata)[:, 0].tolist() == layers and "%{customdata}" in fig.data[0].hovertemplate
+    with pytest.raises(ValueError, match="5 rows of usage need as many labels"):
+        ufig.usage_heatmap(usage, rows=[0, 1], **TEXT)
 
     theta = 10000.0 ** (-np.arange(6) / 6)
     wavelength = 2 * np.pi / theta

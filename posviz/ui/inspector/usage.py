@@ -143,7 +143,7 @@ def frequency_usage(chosen: tuple, *, has_weights: bool) -> None:
         usage_axes = {"x_title": t("usage.axis.pair"), "colorbar_title": t("usage.axis.usage")}
         fig = cache.usage_heatmap_figure(
             layer_usage,
-            row0=layers[0],
+            rows=layers,
             title=t("usage.by_layer", which=name),
             y_title=t("usage.axis.layer"),
             **usage_axes,
