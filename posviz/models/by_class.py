@@ -112,8 +112,8 @@ RULES: dict[str, Rule] = _rules(
         "nemotron3_5_transcribe_word_timestamp neomme"
     ),
     mla=(
-        "deepseek_v2 deepseek_v3 deepseek_v32 axk1 axk2 bailing_hybrid glm4_moe_lite glm_moe_dsa mistral_large4_text "
-        "youtu"
+        "deepseek_v2 deepseek_v3 deepseek_v32 axk1 axk2 bailing_hybrid glm4_moe_lite glm_moe_dsa longcat_flash "
+        "mistral_large4_text youtu"
     ),
     no_rope_layers="smollm3 llama4_text mistral_large4_text",
     rope_on_sliding="cohere2 cohere2_moe flint",

@@ -46,7 +46,10 @@ Per layer, everything comes from running transformers' modules:
   DeltaNet, Mamba, short convolutions, lightning attention), has kind "none" and attention "linear". The window is
   the ``sliding_window`` the module passes to its attention function (attention "sliding"); a bidirectional module
   (``is_causal`` False, ModernBERT) is passed half its span plus one (flash attention's convention), so its window is
-  reported as the whole span, 2 (sliding_window - 1). A layer of type "chunked_attention" attends within chunks of
+  reported as the whole span, 2 (sliding_window - 1). A cross-attention (its class says so and its forward takes
+  ``cross_attention_states``: Mllama's) is handed one image token as those states; its attention is "cross". An
+  attention that names the rope parameters it reads (``rope_layer_type``: DeepSeek-V4's "main" / "compress") is
+  handed its cos / sin in a dict under that name, and its frequencies are that name's buffer. A layer of type "chunked_attention" attends within chunks of
   ``attention_chunk_size`` (attention "chunked"; the model's ``create_chunked_causal_mask`` reads that key).
 - Pairing: the modeling module's apply-rotary functions (module-level ``apply_*rot*`` / ``apply_*rope*``) are
   wrapped while the layer runs, so the call the attention makes is recorded with its arguments. That call is then
@@ -286,12 +289,36 @@ def _meta_model(module, text):
         return cls._from_config(text)
 
 
+class _Sublayer(torch.nn.Module):
+    """One attention of a decoder layer that holds several (LongCat-Flash's two per layer), as a layer of its own:
+    transformers counts each in ``num_hidden_layers``."""
+
+    def __init__(self, attention: torch.nn.Module):
+        super().__init__()
+        self.self_attn = attention
+
+
+def _sublayers(model, n_layers: int) -> list[torch.nn.Module]:
+    """The attentions of a stack whose layers each hold k of them in a ``ModuleList`` (k x layers = n_layers), in
+    order; [] for a model without such a stack."""
+    for _, stack in model.named_modules():
+        if not isinstance(stack, torch.nn.ModuleList) or not len(stack) or n_layers % len(stack):
+            continue
+        k = n_layers // len(stack)
+        inner = [getattr(layer, "self_attn", None) for layer in stack]
+        if k > 1 and all(isinstance(m, torch.nn.ModuleList) and len(m) == k for m in inner):
+            return [_Sublayer(attention) for group in inner for attention in group]
+    return []
+
+
 def _decoder_layers(model, n_layers: int) -> list[torch.nn.Module]:
     """The stack of ``n_layers`` layers; of several, the one whose path says "decoder" (Moonshine Streaming's
-    encoder has as many layers as its decoder)."""
+    encoder has as many layers as its decoder); for layers of several attentions, those attentions (``_sublayers``)."""
     lists = [
         (name, m) for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList) and len(m) == n_layers
     ]
+    if not lists and (sub := _sublayers(model, n_layers)):
+        return sub
     if not lists:
         raise LookupError(f"no stack of {n_layers} decoder layers in {type(model).__name__}")
     by_decoder = [m for name, m in lists if "decoder" in name]
@@ -427,6 +454,8 @@ def _dispatch(owner, stack, candidates) -> list:
 def _attention_child(layer: torch.nn.Module) -> torch.nn.Module | None:
     """The layer's attention module: its first submodule whose class says Attention (or Attn); where that is a
     block holding an attention of its own (Zamba2's shared ``Zamba2AttentionDecoderLayer``), that attention."""
+    if isinstance(layer, _Sublayer):
+        return layer.self_attn
     for _, child in layer.named_children():
         if re.search(r"Attention|Attn", type(child).__name__) and not re.search(r"Norm", type(child).__name__):
             inner = [m for _, m in child.named_children() if re.search(r"Attention$", type(m).__name__)]
