@@ -49,8 +49,9 @@ Per layer, everything comes from running transformers' modules:
   reported as the whole span, 2 (sliding_window - 1). A cross-attention (its class says so and its forward takes
   ``cross_attention_states``: Mllama's) is handed one image token as those states; its attention is "cross". An
   attention that names the rope parameters it reads (``rope_layer_type``: DeepSeek-V4's "main" / "compress") is
-  handed its cos / sin in a dict under that name, and its frequencies are that name's buffer. A layer of type "chunked_attention" attends within chunks of
-  ``attention_chunk_size`` (attention "chunked"; the model's ``create_chunked_causal_mask`` reads that key).
+  handed its cos / sin in a dict under that name, and its frequencies are that name's buffer. A layer of type
+  "chunked_attention" attends within chunks of ``attention_chunk_size`` (attention "chunked"; the model's
+  ``create_chunked_causal_mask`` reads that key).
 - Pairing: the modeling module's apply-rotary functions (module-level ``apply_*rot*`` / ``apply_*rope*``) are
   wrapped while the layer runs, so the call the attention makes is recorded with its arguments. That call is then
   replayed with the query replaced by each basis vector e_j (and the cos / sin of the test frequencies): the image of
