@@ -1,7 +1,8 @@
 """Published configs of today's model families, shipped with posviz (``presets/<name>.json``; nothing is
 downloaded). Each holds only the fields that decide positions, copied from the model's config.json on the Hugging
-Face Hub (and its model card, for Qwen2.5's YaRN block); ``"_source"`` names the model id. Gemma 4's is transformers
-5.24's own ``Gemma4Config`` defaults (no published config.json could be checked here). The RoPE page's config
+Face Hub (and its model card, for Qwen2.5's YaRN block); ``"_source"`` names the model id. Gemma 4 31B's comes from
+its config as transformers 5.7 prints it (a public report; the Hub file itself could not be opened here), and
+``gemma4`` is transformers 5.24's own ``Gemma4Config`` defaults. The RoPE page's config
 box lists the rotating ones (``posviz.encodings.rope_configs.PRESETS``)."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ PRESETS: dict[str, str] = {
     "qwen3_vl_8b": "Qwen3-VL 8B Instruct",
     "gemma2_9b": "Gemma 2 9B",
     "gemma3_4b": "Gemma 3 4B",
+    "gemma4_31b": "Gemma 4 31B",
     "gemma4": "Gemma 4 (transformers' Gemma4Config defaults)",
     "deepseek_v3": "DeepSeek-V3",
     "gpt_oss_20b": "gpt-oss-20b",

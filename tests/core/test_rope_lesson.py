@@ -409,7 +409,7 @@ def test_bad_configs_raise_a_clear_value_error(text, needle):
 
 #: Presets with one rope dict per layer type (the box reads the first rotating layer's): test_model_positions compares
 #: every layer of every preset with the model's rotary module.
-LAYER_TYPED = ("gemma4",)
+LAYER_TYPED = ("gemma4", "gemma4_31b")
 
 
 @pytest.mark.parametrize("name", [n for n in rope_configs.PRESETS if n not in LAYER_TYPED])
