@@ -6,8 +6,9 @@ import functools
 import streamlit as st
 
 import posviz
-from posviz.encodings import rope, rope_configs
+from posviz.encodings import rope
 from posviz.figures import rope as rope_figures
+from posviz.models import rope_configs
 from posviz.ui import (
     Figures,
     cache,

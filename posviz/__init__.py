@@ -72,6 +72,7 @@ from .analysis import (
     row_norms,
     similarity_decay,
 )
+from .base.checks import MAX_DIM, MAX_POSITIONS
 from .checkpoint import (
     MAX_NPZ_MEMBERS,
     MAX_UPLOAD_BYTES,
@@ -101,7 +102,6 @@ from .checkpoint.frequency_usage import (
     rope_frequency_usage,
     rope_score_pattern,
 )
-from .encodings._checks import MAX_DIM, MAX_POSITIONS
 from .encodings.alibi import alibi_bias, alibi_slopes
 from .encodings.learned import learned_init, lookup, sin_init
 from .encodings.registry import FAMILIES, Family, Param, family

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._parallel import on_every_core
-from .encodings import _checks
+from .base import checks
+from .base.sampling import evenly_spaced
 
 #: Largest table whose full (positions x positions) similarity matrix is built at once (512 MiB in float64).
 MAX_SIMILARITY_POSITIONS = 8_192
@@ -26,28 +27,10 @@ def _unit_rows(table: np.ndarray) -> np.ndarray:
     return table / np.where(norms > 0, norms, 1.0)
 
 
-def evenly_spaced(n_positions: int, limit: int) -> np.ndarray:
-    """At most ``limit`` evenly spaced position indices out of ``n_positions`` (all of them if few enough),
-    always including the first and last position."""
-    n = _checks.positive_int("n_positions", n_positions)
-    limit = _checks.positive_int("limit", limit)
-    if n <= limit:
-        return np.arange(n)
-    return np.unique(np.round(np.linspace(0, n - 1, limit)).astype(np.int64))
-
-
-def block_edges(n: int, max_side: int) -> np.ndarray:
-    """Start of each block when n indices are cut into at most ``max_side`` near-equal blocks, followed by n:
-    ``linspace(0, n, max_side + 1)`` rounded down when n > max_side, else one block per index. The blocks of a
-    heatmap's block means (``figures.block_mean``), so they can also be computed without the matrix."""
-    starts = np.linspace(0, n, max_side + 1).astype(np.int64)[:-1] if n > max_side else np.arange(n)
-    return np.append(starts, n)
-
-
 def row_norms(table) -> np.ndarray:
     """Euclidean norm of every row, ||PE(p)||_2. For an even-width sinusoidal table it is sqrt(d/2) exactly,
     since each sin/cos pair contributes sin^2 + cos^2 = 1."""
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     return np.sqrt(np.einsum("ij,ij->i", table, table))  # no squared copy of the table
 
 
@@ -55,7 +38,7 @@ def cosine_similarity_matrix(table) -> np.ndarray:
     """S[i, j] = PE(i) . PE(j) / (||PE(i)|| ||PE(j)||), shape (n, n). A zero row has similarity 0 to every row
     (as in scikit-learn). Sinusoidal tables give a band that depends on |i - j| only (Vaswani et al., 2017);
     learned tables show what training made of their rows."""
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     if table.shape[0] > MAX_SIMILARITY_POSITIONS:
         raise ValueError(
             f"a similarity matrix of {table.shape[0]:,} positions has {table.shape[0] ** 2:,} entries; posviz builds "
@@ -120,7 +103,7 @@ def offset_profile(table) -> OffsetProfile:
     unit-normalised rows. Computed for all k at once with FFT autocorrelation, O(n d log n) time, no n x n
     matrix, so it works at the largest table sizes. For a sinusoidal table mean_dot[k] = sum_i cos(k omega_i).
     """
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     n = table.shape[0]
     pairs = np.arange(n, 0, -1)
     return OffsetProfile(
@@ -176,8 +159,8 @@ def project(table, method: str = "pca", seed: int = 0) -> np.ndarray:
     (Belkina et al., 2019), on every core (OpenMP threads; the app makes them wait passively, so a busy
     machine does not slow them down).
     """
-    _checks.choice("method", method, PROJECTIONS)
-    table = _checks.finite_table(table)
+    checks.choice("method", method, PROJECTIONS)
+    table = checks.finite_table(table)
     n = table.shape[0]
     centred = table - table.mean(axis=0)
     scale = max(centred.max(), -centred.min())  # the largest |entry|, without an |x| copy
@@ -242,7 +225,7 @@ def position_probe(table, *, folds: int = 5, seed: int = 0) -> float:
     perfectly linearly decodable; a table of pure noise scores about n / 4, the error of always guessing the
     middle position (:func:`constant_guess_error`).
     """
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     return nested_ridge_probe(table, np.arange(table.shape[0], dtype=np.float64), folds, seed)
 
 
@@ -251,7 +234,7 @@ def nested_ridge_probe(rows: np.ndarray, target: np.ndarray, folds, seed) -> flo
 
     The Gram matrix of the centred rows (n x n, or d x d when there are fewer dimensions than rows) is built once;
     each fold takes its part of it, so the work is one matrix product and one small eigendecomposition per fold."""
-    folds = _checks.positive_int("folds", folds)
+    folds = checks.positive_int("folds", folds)
     n, d = rows.shape
     if folds < 2 or n < 2 * folds:
         raise ValueError(f"a {folds}-fold probe needs folds >= 2 and at least {2 * folds} positions; got {n}")
@@ -340,9 +323,9 @@ SPECTRUM_CELLS = 1 << 23
 def spectrum_dims(n_positions: int, d_model: int, max_dims: int = 512) -> np.ndarray:
     """The columns :func:`position_spectrum` analyses in an (n, d) table: at most ``max_dims`` evenly spaced
     ones, and at most ``SPECTRUM_CELLS / n_fft`` (at least 1), so the largest tables cost no more than 8 M cells."""
-    n = _checks.positive_int("n_positions", n_positions)
+    n = checks.positive_int("n_positions", n_positions)
     budget = max(1, SPECTRUM_CELLS // fft_length(n))
-    return evenly_spaced(d_model, min(_checks.positive_int("max_dims", max_dims), budget))
+    return evenly_spaced(d_model, min(checks.positive_int("max_dims", max_dims), budget))
 
 
 def fft_length(n_positions: int) -> int:
@@ -377,22 +360,22 @@ def position_spectrum(table, *, max_dims: int = 512) -> PositionSpectrum:
     :func:`spectrum_dims` are analysed (at most ``max_dims``, fewer past n = 16,384); a table drawn on demand
     (``learned.RandomTable``) draws only those.
     """
-    if _checks.drawn_on_demand(table):  # the analysed columns of every row, the table never held whole
+    if checks.drawn_on_demand(table):  # the analysed columns of every row, the table never held whole
         n, d = table.shape
         dims = spectrum_dims(n, d, max_dims)
         chosen = table.columns(dims)
         return spectrum_of_columns(lambda start, stop: chosen[:, start:stop], n, dims)
     array = np.asarray(table)
     if array.ndim != 2 or 0 in array.shape:
-        _checks.finite_table(array)
+        checks.finite_table(array)
     n, d = array.shape  # 2-D: finite_table has refused anything else
     dims = spectrum_dims(n, d, max_dims)
 
     def columns(start: int, stop: int) -> np.ndarray:
         try:
-            return _checks.finite_table(array[:, dims[start:stop]])
+            return checks.finite_table(array[:, dims[start:stop]])
         except ValueError:  # say how many values are bad in all analysed columns, not in this chunk
-            _checks.finite_table(array[:, dims])
+            checks.finite_table(array[:, dims])
             raise
 
     return spectrum_of_columns(columns, array.shape[0], dims)
@@ -433,20 +416,20 @@ def sampled_similarity(table, limit: int = 1024) -> tuple[np.ndarray, np.ndarray
 def _sampled_rows(table, limit: int) -> tuple[np.ndarray, np.ndarray]:
     """At most ``limit`` evenly spaced positions and their rows, validated (only the rows that are used; a table
     drawn on demand draws only those)."""
-    if _checks.drawn_on_demand(table):
+    if checks.drawn_on_demand(table):
         positions = evenly_spaced(table.shape[0], limit)
         return positions, table.rows(positions)
     array = np.asarray(table)
     if array.ndim != 2:
-        _checks.finite_table(array)
+        checks.finite_table(array)
     positions = evenly_spaced(array.shape[0], limit)
-    return positions, _checks.finite_table(array[positions])
+    return positions, checks.finite_table(array[positions])
 
 
 def sampled_projection(table, limit: int = 2048, method: str = "pca", seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """:func:`project` of at most ``limit`` evenly spaced positions (all of them if few enough).
     Returns ``(positions, coords)``."""
-    _checks.choice("method", method, PROJECTIONS)
+    checks.choice("method", method, PROJECTIONS)
     positions, rows = _sampled_rows(table, limit)
     return positions, project(rows, method=method, seed=seed)
 
@@ -462,7 +445,7 @@ def sampled_position_probe(table, limit: int = 1024, *, folds: int = 5, seed: in
 def constant_guess_error(n_positions: int) -> float:
     """The probe error of a reader that knows nothing: always guess the median position. For p uniform on
     0 .. n - 1 it is mean |p - median| = floor(n^2 / 4) / n, about n / 4."""
-    n = _checks.positive_int("n_positions", n_positions)
+    n = checks.positive_int("n_positions", n_positions)
     return float((n * n // 4) / n)
 
 
@@ -501,7 +484,7 @@ def read_table(table, limit: int = 1024) -> TableReading:
     shape = table.shape if hasattr(table, "shape") else np.shape(table)
     n = int(shape[0]) if len(shape) == 2 else 0
     if n == 0:
-        _checks.finite_table(np.asarray(table))  # the sentence a student gets for a table that is not one
+        checks.finite_table(np.asarray(table))  # the sentence a student gets for a table that is not one
     return table_reading(n, sampled_position_probe(table, limit) if n >= PROBE_MIN_POSITIONS else None)
 
 
@@ -541,7 +524,7 @@ def diagonal_spread(matrix) -> np.ndarray:
     A matrix whose entries depend on the offset j - i only (a Toeplitz matrix, such as the similarity of a
     sinusoidal table) has spread 0 on every diagonal, up to rounding; a random table does not.
     """
-    matrix = _checks.finite_table(matrix, name="matrix")
+    matrix = checks.finite_table(matrix, name="matrix")
     n = matrix.shape[0]
     if matrix.shape[1] != n:
         raise ValueError(f"diagonals need a square matrix; got shape {matrix.shape}")
@@ -554,7 +537,7 @@ def diagonal_spread(matrix) -> np.ndarray:
 
 
 def stride_for(n: int, limit: int) -> int:
-    return -(-n // _checks.positive_int("max_positions", limit))
+    return -(-n // checks.positive_int("max_positions", limit))
 
 
 def lag_spread(table, max_positions: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -565,7 +548,7 @@ def lag_spread(table, max_positions: int = 1024) -> tuple[np.ndarray, np.ndarray
     Only the offsets 1 .. m - 2 of the m rows are returned: the main diagonal holds the squared norms, and the
     last diagonal has a single entry, whose spread is 0 by definition.
     """
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     stride = stride_for(table.shape[0], max_positions)
     return lag_spread_of_rows(table[::stride], stride)
 
@@ -585,7 +568,7 @@ def strided_offset_profile(table, max_positions: int = 4096) -> tuple[np.ndarray
     """``analysis.offset_profile`` on the rows p = 0, s, 2s, ... (s = ceil(n / max_positions)), so that the
     largest tables stay fast: ``(offsets, mean_dot, mean_cosine)`` with offsets in positions (multiples of s)."""
 
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     stride = stride_for(table.shape[0], max_positions)
     profile = offset_profile(table[::stride])
     return profile.offsets * stride, profile.mean_dot, profile.mean_cosine
@@ -599,8 +582,8 @@ def beyond_training(table, train_len: int, *, margin: float = 0.01, chunk: int =
     excess[j] is how far column j gets outside its range at any later position (0 when it never does). Fast
     pairs repeat their values and stay familiar; slow pairs walk into values the model never saw.
     """
-    table = _checks.finite_table(table)
-    train_len = _checks.positive_int("train_len", train_len)
+    table = checks.finite_table(table)
+    train_len = checks.positive_int("train_len", train_len)
     seen = table[:train_len]
     low, high = seen.min(axis=0), seen.max(axis=0)
     share = np.empty(table.shape[0])
@@ -623,7 +606,7 @@ def outside_excess(rows, low, high, first_unseen: int, margin: float, excess: np
 def project_positions(table, method: str = "pca", max_positions: int = 2048, seed: int = 0):
     """``analysis.project`` of at most ``max_positions`` evenly spaced rows: ``(positions, coords)``."""
 
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     positions = evenly_spaced(table.shape[0], max_positions)
     return positions, project(table[positions], method=method, seed=seed)
 
@@ -650,8 +633,8 @@ def principal_components(table, k: int = 3) -> Components:
     s_i^2 / ||X_c||_F^2 (the fraction of the total variance); winding = (unwrapped angle of (c_2, c_3) from the first
     position to the last) / 2 pi.
     """
-    table = _checks.finite_table(table, min_rows=2)
-    k = _checks.positive_int("k", k, maximum=min(table.shape))
+    table = checks.finite_table(table, min_rows=2)
+    k = checks.positive_int("k", k, maximum=min(table.shape))
     centred = table - table.mean(axis=0)
     scale = max(centred.max(), -centred.min()) or 1.0
     centred /= scale
@@ -697,10 +680,10 @@ def relative_order_probe(table, *, pairs: int | None = None, folds: int = 5, see
     random pairs (i, j) of positions, the two rows side by side [PE(i), PE(j)] as the input, "j > i" the label, a
     logistic regression (scikit-learn, L2, C = 1) cross-validated over ``folds`` folds; returns the held-out error
     rate (0: the order is linearly readable; about 0.5: a coin toss). ``pairs`` defaults to n, as in their code."""
-    table = _checks.finite_table(table, min_rows=4)
+    table = checks.finite_table(table, min_rows=4)
     n = table.shape[0]
-    pairs = n if pairs is None else _checks.positive_int("pairs", pairs, maximum=1 << 20)
-    folds = _checks.positive_int("folds", folds)
+    pairs = n if pairs is None else checks.positive_int("pairs", pairs, maximum=1 << 20)
+    folds = checks.positive_int("folds", folds)
     if folds < 2 or pairs < 2 * folds:
         raise ValueError(f"a {folds}-fold test needs folds >= 2 and at least {2 * folds} pairs; got {pairs}")
     from sklearn.linear_model import LogisticRegression
@@ -819,7 +802,7 @@ def roughness_by_position(table, *, alpha: float = LEVEL_CHANGE_ALPHA) -> Roughn
     marked in 1% of them)."""
     if not 0 < alpha < 1:
         raise ValueError(f"the false-alarm rate alpha must be between 0 and 1; got {alpha}")
-    table = _checks.finite_table(table, min_rows=3)
+    table = checks.finite_table(table, min_rows=3)
     second = table[2:] - 2 * table[1:-1] + table[:-2]
     norms = np.linalg.norm(table, axis=1)
     scale = float(np.median(norms)) or 1.0

@@ -50,7 +50,7 @@ class RopeModel(NoPositionTable):
     """The model has no position table because it rotates queries and keys (RoPE).
 
     ``config`` is the model's config.json as a dict and ``rope`` its parsed
-    :class:`posviz.encodings.rope_configs.RopeConfig`, ready for the RoPE view.
+    :class:`posviz.models.rope_configs.RopeConfig`, ready for the RoPE view.
     """
 
     def __init__(self, message: str, config: dict, rope):

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-from ..encodings import _checks
+from ..base import checks
 from ..encodings.rope import rope_wavelength
 from ..models import LayerPositions, ModelPositions, model_positions
 from .errors import CheckpointError
@@ -165,7 +165,7 @@ def _kv_heads(text: dict, layer: LayerPositions, n_heads: int | None) -> int | N
     if layer.num_kv_heads is not None:
         return layer.num_kv_heads
     value = text.get("num_key_value_heads")
-    return n_heads if value is None else _checks.positive_int("num_key_value_heads", value)
+    return n_heads if value is None else checks.positive_int("num_key_value_heads", value)
 
 
 def _groups(positions: ModelPositions, text: dict, n_heads: int | None) -> tuple[RotaryGroup, ...]:
@@ -204,7 +204,7 @@ def _geometry(config: dict, *, group: int | None = None, layer: int | None = Non
     positions = _positions(config)
     text = _text_config(config, positions)
     heads = text.get("num_attention_heads", text.get("n_head"))
-    n_heads = None if heads is None else _checks.positive_int("num_attention_heads", heads)
+    n_heads = None if heads is None else checks.positive_int("num_attention_heads", heads)
     groups = _groups(positions, text, n_heads)
     nope = tuple(x.index for x in positions.layers if x.kind == "nope")
     if layer is not None:
@@ -236,7 +236,7 @@ def _geometry(config: dict, *, group: int | None = None, layer: int | None = Non
         k_dims = (first[turning], second[turning])
         k_head_dim, kv_heads = chosen.rotary_dim, 1
         rank = text.get("kv_lora_rank")
-        kv_lora_rank = None if rank is None else _checks.positive_int("kv_lora_rank", rank)
+        kv_lora_rank = None if rank is None else checks.positive_int("kv_lora_rank", rank)
     elif positions.text_model_type in TRAILING_ROPE_TYPES:
         offset = chosen.head_dim - chosen.rotary_dim
         first, second = pair_dimensions(chosen.rotary_dim, chosen.rotary_dim, chosen.layout)

@@ -30,8 +30,8 @@ import dataclasses
 
 import numpy as np
 
-from ..encodings._checks import MAX_DIM, MAX_POSITIONS
-from ..encodings.rope_configs import RopeConfig, parse_config
+from ..base.checks import MAX_DIM, MAX_POSITIONS
+from ..models.rope_configs import RopeConfig, parse_config
 from .blob import FLOAT_DTYPES, TensorInfo
 from .errors import BadTable, NoPositionTable, RopeModel, TooLarge
 from .sources import Model, open_model

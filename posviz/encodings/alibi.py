@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _checks
+from ..base import checks
 
 MAX_HEADS = 256
 
@@ -26,7 +26,7 @@ def alibi_slopes(n_heads: int) -> np.ndarray:
     c heads, followed by the first n - c of the odd-indexed slopes of 2c heads, 2^(-4(2t + 1) / c),
     t = 0 .. n - c - 1 (they interleave between the first ones). For 8 heads: 1/2, 1/4, ..., 1/256.
     """
-    n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    n = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     closest = 1 << (n.bit_length() - 1)
     if closest == n:
         return _power_of_two_slopes(n)
@@ -43,16 +43,16 @@ def alibi_bias(n_heads: int, q_len: int, k_len: int | None = None, *, causal: bo
 
     ``heads`` (a sequence of head indices) computes only those heads, shape (len(heads), q_len, k_len).
     """
-    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
-    q = _checks.positive_int("q_len", q_len, maximum=_checks.MAX_POSITIONS)
-    k = q if k_len is None else _checks.positive_int("k_len", k_len, maximum=_checks.MAX_POSITIONS)
+    h = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    q = checks.positive_int("q_len", q_len, maximum=checks.MAX_POSITIONS)
+    k = q if k_len is None else checks.positive_int("k_len", k_len, maximum=checks.MAX_POSITIONS)
     slopes = alibi_slopes(h)
     if heads is not None:
         slopes = slopes[_head_index(heads, h)]
-    if slopes.size * q * k > _checks.MAX_ELEMENTS:
+    if slopes.size * q * k > checks.MAX_ELEMENTS:
         raise ValueError(
             f"an ALiBi bias of {slopes.size} heads x {q} x {k} has {slopes.size * q * k:,} entries, more than the "
-            f"{_checks.MAX_ELEMENTS:,} posviz computes at once; use fewer heads or shorter lengths"
+            f"{checks.MAX_ELEMENTS:,} posviz computes at once; use fewer heads or shorter lengths"
         )
     distance = np.arange(q)[:, None] - np.arange(k)[None, :]
     slopes = slopes[:, None, None]
@@ -69,7 +69,7 @@ def alibi_slope_origin(n_heads: int) -> np.ndarray:
     Heads h = 0 .. c - 1 take 2^(-8(h + 1) / c); heads c + t (t = 0 .. n - c - 1) take every other slope of 2c
     heads from its head 0 on, 2^(-8(2t + 1) / 2c). For a power of two every head is of origin 0.
     """
-    n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    n = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     closest = 1 << (n.bit_length() - 1)
     return (np.arange(n) >= closest).astype(np.int64)
 
@@ -79,7 +79,7 @@ def alibi_slope_ladder(n_heads: int) -> tuple[np.ndarray, np.ndarray]:
     and the use of each: 0 = it is one of the c-head slopes (every odd r, since 2^(-8 (2t) / 2c) = 2^(-8t / c)),
     1 = it is one of the n - c extra slopes (the first even r), 2 = not used by n heads.
     """
-    n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    n = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     closest = 1 << (n.bit_length() - 1)
     h = np.arange(1, 2 * closest + 1)
     odd_rank = (h - 1) // 2
@@ -92,7 +92,7 @@ def article_slopes(n_heads: int) -> np.ndarray:
     k = 0 .. n - 1 for n heads. Not the paper's rule (``alibi_slopes``); kept so the two can be compared: they
     agree on the first head only, where 8k / n = (7 + k) / n for k = 1.
     """
-    n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    n = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     return 2.0 ** (-(8.0 + np.arange(n)) / n)
 
 
@@ -106,7 +106,7 @@ def alibi_attention_row(n_heads: int, query: int, heads=None, seed: int | None =
 
     With equal scores a_h(j) / a_h(i) = exp(-m_h (i - j)): the weight decays exponentially with distance.
     """
-    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    h = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     i = _position("query", query)
     slopes = alibi_slopes(h) if heads is None else alibi_slopes(h)[_head_index(heads, h)]
     scores = np.zeros(i + 1) if seed is None else np.random.default_rng(int(seed)).standard_normal(i + 1)
@@ -117,8 +117,8 @@ def alibi_attention_row(n_heads: int, query: int, heads=None, seed: int | None =
 def alibi_span(n_heads: int, ratio: float = 0.01) -> np.ndarray:
     """Effective span of each head: the distance at which a key's weight falls to ``ratio`` of the nearest
     key's (equal raw scores), d_h = ln(1 / ratio) / m_h. For ratio 1 %: ln(100) / m_h ~ 4.6 / m_h."""
-    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
-    r = _checks.positive_float("ratio", ratio)
+    h = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    r = checks.positive_float("ratio", ratio)
     if r >= 1.0:
         raise ValueError(f"ratio must be below 1 (a fraction of the nearest key's weight); got {ratio}")
     return np.log(1.0 / r) / alibi_slopes(h)
@@ -127,8 +127,8 @@ def alibi_span(n_heads: int, ratio: float = 0.01) -> np.ndarray:
 def alibi_distance_bias(n_heads: int, max_distance: int) -> np.ndarray:
     """-m_h * d for every head and every distance d = 0 .. max_distance, shape (n_heads, max_distance + 1).
     Defined for any distance: ALiBi has no table of positions that could run out."""
-    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
-    d = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_ELEMENTS // MAX_HEADS)
+    h = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    d = checks.positive_int("max_distance", max_distance, maximum=checks.MAX_ELEMENTS // MAX_HEADS)
     return -alibi_slopes(h)[:, None] * np.arange(d + 1)[None, :]
 
 
@@ -139,8 +139,8 @@ def alibi_mass_beyond(n_heads: int, train_len: int, seq_lens) -> np.ndarray:
     With r = exp(-m): mass = sum_{d=T}^{L-1} r^d / sum_{d=0}^{L-1} r^d = r^T (1 - r^(L - T)) / (1 - r^L)
     for L > T, and 0 for L <= T (geometric sums, computed with expm1 for small slopes).
     """
-    h = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
-    t = _checks.positive_int("train_len", train_len, maximum=_checks.MAX_POSITIONS)
+    h = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    t = checks.positive_int("train_len", train_len, maximum=checks.MAX_POSITIONS)
     lengths = np.asarray(seq_lens)
     if lengths.ndim != 1 or lengths.dtype.kind not in "iu" or lengths.size == 0 or np.any(lengths < 1):
         raise ValueError(f"seq_lens must be a list of sequence lengths of at least 1; got {seq_lens!r}")
@@ -158,8 +158,8 @@ def _head_index(heads, n: int) -> np.ndarray:
 
 
 def _position(name: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < _checks.MAX_POSITIONS:
-        raise ValueError(f"{name} must be a position between 0 and {_checks.MAX_POSITIONS - 1:,}; got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < checks.MAX_POSITIONS:
+        raise ValueError(f"{name} must be a position between 0 and {checks.MAX_POSITIONS - 1:,}; got {value!r}")
     return int(value)
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from .._parallel import on_every_core
-from ..analysis import evenly_spaced
-from . import _checks
+from ..base import checks
+from ..base.sampling import evenly_spaced
 from .sinusoidal import sinusoidal, sinusoidal_frequencies
 
 #: Rows drawn from one seeded generator of :class:`RandomTable`: a row is reached by drawing at most this many.
@@ -59,8 +59,8 @@ class RandomTable:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        n, d = _checks.table_size(self.n_positions, self.d_model)
-        std = _checks.positive_float("std", self.std)
+        n, d = checks.table_size(self.n_positions, self.d_model)
+        std = checks.positive_float("std", self.std)
         seed = self.seed
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ValueError(f"seed must be a non-negative whole number, got {seed!r}")
@@ -165,7 +165,7 @@ def sin_init(n_positions: int, d_model: int, *, base: float = 10000.0, scale: fl
 
     The parameter starts as the fixed table of Vaswani et al. (2017) and is then trained like BERT's.
     """
-    scale = _checks.positive_float("scale", scale)
+    scale = checks.positive_float("scale", scale)
     table = sinusoidal(n_positions, d_model, base=base)
     table *= scale  # in place: no second copy of a table that reaches 1 GiB
     return table
@@ -213,7 +213,7 @@ def torch_lookup_error(n_positions: int, position: int) -> str:
     """The message a real model gives for a position past its table: ``torch.nn.Embedding(n_positions, 1)`` asked
     for ``position``. Returns the text of the exception torch raises ("index out of range in self"); raises
     ValueError when the position is inside the table, where there is no error to show."""
-    n = _checks.positive_int("n_positions", n_positions)
+    n = checks.positive_int("n_positions", n_positions)
     if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or position < 0:
         raise ValueError(f"position must be a whole number >= 0, got {position!r}")
     if position < n:
@@ -231,7 +231,7 @@ def torch_lookup_error(n_positions: int, position: int) -> str:
 def lookup_error(n_positions: int, position: int) -> str:
     """posviz's explanation of the same failure: the IndexError message of :func:`lookup` on a table of
     ``n_positions`` rows asked for ``position``."""
-    n = _checks.positive_int("n_positions", n_positions)
+    n = checks.positive_int("n_positions", n_positions)
     try:
         lookup(np.zeros((n, 1)), [position])
     except IndexError as exc:
@@ -247,11 +247,11 @@ def rows_at(table, coordinates, method: str = "interpolate") -> np.ndarray:
     PE(c) = (1 - f) PE(floor c) + f PE(floor c + 1), f = c - floor c, the 1-D case of how ViT/DeiT resize their
     position tables (``torch.nn.functional.interpolate``). Coordinates are clipped to [0, n - 1].
     """
-    _checks.choice("method", method, EXTENSIONS)
-    if _checks.drawn_on_demand(table):  # draw only the rows the coordinates fall between
+    checks.choice("method", method, EXTENSIONS)
+    if checks.drawn_on_demand(table):  # draw only the rows the coordinates fall between
         rows_of = table.rows
     else:
-        table = _checks.finite_table(table)
+        table = checks.finite_table(table)
         rows_of = table.__getitem__
     n = table.shape[0]
     coords = np.clip(np.asarray(coordinates, dtype=np.float64), 0.0, n - 1)
@@ -269,8 +269,8 @@ def interpolate_table(table, n_positions: int) -> np.ndarray:
     """The table resized to ``n_positions`` rows by linear interpolation along positions, corners aligned:
     new row i sits at old position i (n - 1) / (N - 1), so the first and last rows are kept exactly. Equal to
     ``F.interpolate(table.T[None], size=N, mode="linear", align_corners=True)[0].T``."""
-    table = _checks.finite_table(table)
-    target = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    table = checks.finite_table(table)
+    target = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
     scale = (table.shape[0] - 1) / (target - 1) if target > 1 else 0.0
     return rows_at(table, np.arange(target) * scale)
 
@@ -278,8 +278,8 @@ def interpolate_table(table, n_positions: int) -> np.ndarray:
 def truncate_table(table, n_positions: int) -> np.ndarray:
     """The table extended to ``n_positions`` rows by clipping every position to the last row:
     PE'(p) = PE(min(p, n - 1)). Every position from n - 1 on gets the same vector."""
-    table = _checks.finite_table(table)
-    target = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    table = checks.finite_table(table)
+    target = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
     return rows_at(table, np.arange(target), "clip")
 
 
@@ -287,11 +287,11 @@ def extended_rows(table, n_positions: int, method: str, limit: int) -> tuple[np.
     """At most ``limit`` evenly spaced positions of the table extended to ``n_positions`` rows by ``method``
     (see :func:`truncate_table`, :func:`interpolate_table`), and their rows, computed without building the whole
     extended table. Returns ``(positions, rows)``."""
-    _checks.choice("method", method, EXTENSIONS)
-    if not _checks.drawn_on_demand(table):
-        table = _checks.finite_table(table)
-    target = _checks.positive_int("n_positions", n_positions)
-    limit = _checks.positive_int("limit", limit)
+    checks.choice("method", method, EXTENSIONS)
+    if not checks.drawn_on_demand(table):
+        table = checks.finite_table(table)
+    target = checks.positive_int("n_positions", n_positions)
+    limit = checks.positive_int("limit", limit)
     positions = np.arange(target) if target <= limit else np.unique(np.rint(np.linspace(0, target - 1, limit)))
     positions = positions.astype(np.int64)
     if method == "clip":

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..base.checks import MAX_DIM, MAX_POSITIONS
 from . import alibi, learned, relative, rope, sinusoidal, xlnet
-from ._checks import MAX_DIM, MAX_POSITIONS
 
 
 @dataclass(frozen=True)

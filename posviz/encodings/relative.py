@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from . import _checks
+from ..base import checks
 
 
 def shaw_relative_index(q_len: int, k_len: int, max_relative_position: int) -> np.ndarray:
@@ -23,10 +23,10 @@ def shaw_relative_index(q_len: int, k_len: int, max_relative_position: int) -> n
 
     Distances beyond k share the embedding of distance k, so only 2k + 1 vectors are learned.
     """
-    q = _checks.positive_int("q_len", q_len, maximum=_checks.MAX_POSITIONS)
-    k_len = _checks.positive_int("k_len", k_len, maximum=_checks.MAX_POSITIONS)
-    k = _checks.positive_int("max_relative_position", max_relative_position, maximum=_checks.MAX_POSITIONS)
-    if q * k_len > _checks.MAX_ELEMENTS:
+    q = checks.positive_int("q_len", q_len, maximum=checks.MAX_POSITIONS)
+    k_len = checks.positive_int("k_len", k_len, maximum=checks.MAX_POSITIONS)
+    k = checks.positive_int("max_relative_position", max_relative_position, maximum=checks.MAX_POSITIONS)
+    if q * k_len > checks.MAX_ELEMENTS:
         raise ValueError(f"a {q} x {k_len} index matrix is too large to compute at once")
     rel = np.arange(k_len)[None, :] - np.arange(q)[:, None]
     return np.clip(rel, -k, k) + k
@@ -48,8 +48,8 @@ def t5_relative_bucket(
 
     The logarithm is taken in float32, as in the reference code, so boundary cases match trained models.
     """
-    b = _checks.positive_int("num_buckets", num_buckets, maximum=4096)
-    max_distance = _checks.positive_int("max_distance", max_distance, maximum=10**9)
+    b = checks.positive_int("num_buckets", num_buckets, maximum=4096)
+    max_distance = checks.positive_int("max_distance", max_distance, maximum=10**9)
     rel = np.asarray(relative_position)
     if rel.dtype.kind not in "iu":
         if rel.dtype.kind == "f" and np.all(np.isfinite(rel)) and np.all(rel == np.round(rel)):
@@ -86,8 +86,8 @@ def t5_last_bucket_start(*, bidirectional: bool = True, num_buckets: int = 32, m
     by evaluating ``t5_relative_bucket`` at n = 0 .. D (the float32 logarithm included); the bucket never falls as
     n grows and equals B - 1 at n = D at the latest.
     """
-    d = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_ELEMENTS)
-    b = _checks.positive_int("num_buckets", num_buckets, maximum=4096)
+    d = checks.positive_int("max_distance", max_distance, maximum=checks.MAX_ELEMENTS)
+    b = checks.positive_int("num_buckets", num_buckets, maximum=4096)
     side = b // 2 if bidirectional else b
     n = np.arange(d + 1)
     buckets = t5_relative_bucket(-n, bidirectional=bidirectional, num_buckets=b, max_distance=d)
@@ -96,9 +96,9 @@ def t5_last_bucket_start(*, bidirectional: bool = True, num_buckets: int = 32, m
 
 def t5_bucket_matrix(q_len: int, k_len: int, **kwargs) -> np.ndarray:
     """Bucket of every (query i, key j) pair, shape (q_len, k_len): ``t5_relative_bucket(j - i, **kwargs)``."""
-    q = _checks.positive_int("q_len", q_len, maximum=_checks.MAX_POSITIONS)
-    k = _checks.positive_int("k_len", k_len, maximum=_checks.MAX_POSITIONS)
-    if q * k > _checks.MAX_ELEMENTS:
+    q = checks.positive_int("q_len", q_len, maximum=checks.MAX_POSITIONS)
+    k = checks.positive_int("k_len", k_len, maximum=checks.MAX_POSITIONS)
+    if q * k > checks.MAX_ELEMENTS:
         raise ValueError(f"a {q} x {k} bucket matrix is too large to compute at once")
     return t5_relative_bucket(np.arange(k)[None, :] - np.arange(q)[:, None], **kwargs)
 
@@ -106,7 +106,7 @@ def t5_bucket_matrix(q_len: int, k_len: int, **kwargs) -> np.ndarray:
 def shaw_distinct_count(seq_lens, max_relative_position: int) -> np.ndarray:
     """How many different relative embeddings an L x L attention uses: offsets j - i run over -(L - 1) .. L - 1
     and are clipped to -k .. k, so 2 min(L - 1, k) + 1 of the 2k + 1 learned vectors (Shaw et al., 2018)."""
-    k = _checks.positive_int("max_relative_position", max_relative_position, maximum=_checks.MAX_POSITIONS)
+    k = checks.positive_int("max_relative_position", max_relative_position, maximum=checks.MAX_POSITIONS)
     lengths = np.asarray(seq_lens)
     if lengths.ndim != 1 or lengths.dtype.kind not in "iu" or lengths.size == 0 or np.any(lengths < 1):
         raise ValueError(f"seq_lens must be a list of sequence lengths of at least 1; got {seq_lens!r}")
@@ -116,7 +116,7 @@ def shaw_distinct_count(seq_lens, max_relative_position: int) -> np.ndarray:
 def t5_exact_region(num_buckets: int = 32, bidirectional: bool = True) -> int:
     """max_exact of ``t5_relative_bucket``: distances n < max_exact get a bucket each. It is half the buckets
     of one side: num_buckets // 4 when bidirectional (two sides), num_buckets // 2 when causal."""
-    b = _checks.positive_int("num_buckets", num_buckets, maximum=4096)
+    b = checks.positive_int("num_buckets", num_buckets, maximum=4096)
     return (b // 2 if bidirectional else b) // 2
 
 
@@ -126,7 +126,7 @@ def t5_bucket_sizes(*, bidirectional: bool = True, num_buckets: int = 32, max_di
     every farther position also lands in a last bucket (num_buckets / 2 - 1 or num_buckets - 1, or 0 when causal
     and j > i), which already starts at ``t5_last_bucket_start`` (before max_distance).
     """
-    d = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_ELEMENTS)
+    d = checks.positive_int("max_distance", max_distance, maximum=checks.MAX_ELEMENTS)
     rel = np.arange(-d, d + 1)
     buckets = t5_relative_bucket(rel, bidirectional=bidirectional, num_buckets=num_buckets, max_distance=d)
     return np.bincount(buckets, minlength=num_buckets)
@@ -151,7 +151,7 @@ def t5_bias_curve(bias_table, relative_position, *, bidirectional: bool = True, 
     ``bias_table`` is T5's ``relative_attention_bias.weight``, shape (num_buckets, n_heads); num_buckets is read
     from its first side (Raffel et al., 2020; ``T5Attention.compute_bias``).
     """
-    table = _checks.finite_table(bias_table, name="the relative attention bias table")
+    table = checks.finite_table(bias_table, name="the relative attention bias table")
     buckets = t5_relative_bucket(
         relative_position, bidirectional=bidirectional, num_buckets=table.shape[0], max_distance=max_distance
     )
@@ -165,8 +165,8 @@ def t5_synthetic_bias_table(num_buckets: int = 32, n_heads: int = 8, seed: int =
     Buckets are reduced to their side's index r = bucket mod (num_buckets / 2), then
     bias[b, h] = -r * 2^(-h / 2) / 4 + noise.
     """
-    b = _checks.positive_int("num_buckets", num_buckets, maximum=4096)
-    h = _checks.positive_int("n_heads", n_heads, maximum=256)
+    b = checks.positive_int("num_buckets", num_buckets, maximum=4096)
+    h = checks.positive_int("n_heads", n_heads, maximum=256)
     side = np.arange(b) % max(b // 2, 1)
     rate = 2.0 ** (-np.arange(h) / 2.0) / 4.0
     noise = np.random.default_rng(int(seed)).normal(0.0, 0.1, size=(b, h))

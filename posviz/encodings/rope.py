@@ -25,7 +25,7 @@ import numbers
 
 import numpy as np
 
-from . import _checks
+from ..base import checks
 
 ROPE_TYPES = ("default", "linear", "dynamic", "yarn", "longrope", "llama3")
 LAYOUTS = ("half", "interleaved")
@@ -56,8 +56,8 @@ def refuses_odd_head(head_dim: int, partial_rotary_factor: float = 1.0) -> bool:
 def _rotated_dim(head_dim, partial_rotary_factor) -> int:
     """The rotated dimension d = int(head_dim * partial_rotary_factor), as transformers computes it. d may be odd:
     its frequencies are base^(-arange(0, d, 2) / d), ceil(d / 2) of them, so it is rounded up to whole pairs."""
-    head_dim = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
-    prf = _checks.positive_float("partial_rotary_factor", partial_rotary_factor)
+    head_dim = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
+    prf = checks.positive_float("partial_rotary_factor", partial_rotary_factor)
     if prf > 1.0:
         raise ValueError(f"partial_rotary_factor is the fraction of head_dim that rotates, at most 1; got {prf}")
     dim = int(head_dim * prf)
@@ -281,12 +281,12 @@ def rope_inv_freq(
     ``attention_factor`` multiplies cos and sin (YaRN's and LongRoPE's temperature); it is 1 for the others.
     """
     params = normalize_scaling(scaling)
-    base = _checks.positive_float("base", params.get("rope_theta", base), minimum_exclusive=1.0)
+    base = checks.positive_float("base", params.get("rope_theta", base), minimum_exclusive=1.0)
     dim = _rotated_dim(head_dim, params.get("partial_rotary_factor", partial_rotary_factor))
     if max_position_embeddings is not None:
-        max_position_embeddings = _checks.positive_int("max_position_embeddings", max_position_embeddings)
+        max_position_embeddings = checks.positive_int("max_position_embeddings", max_position_embeddings)
     if seq_len is not None:
-        seq_len = _checks.positive_int("seq_len", seq_len)
+        seq_len = checks.positive_int("seq_len", seq_len)
     inv, attention_factor = _SCALINGS[params["rope_type"]](
         _default_inv_freq(dim, base), dim, base, params, max_position_embeddings, seq_len
     )
@@ -327,7 +327,7 @@ def apply_rope(x, positions, inv_freq, *, layout: str = "half", attention_factor
     rounded up to whole pairs, as transformers' GPT-NeoX rotates ``cos.shape[-1]`` dimensions); any further
     dimensions (partial rotary) pass through unchanged. Returns float64.
     """
-    _checks.choice("layout", layout, LAYOUTS)
+    checks.choice("layout", layout, LAYOUTS)
     x = np.asarray(x, dtype=np.float64)
     if x.ndim < 2:
         raise ValueError(f"x must have shape (..., seq, head_dim); got shape {x.shape}")
@@ -363,7 +363,7 @@ def interleaved_to_half(rotated_dim: int) -> np.ndarray:
     layout="half")``, which is how interleaved checkpoints (GPT-J, Meta's LLaMA) are converted to half-split code
     (transformers' LLaMA: its weight conversion permutes the rows of every head's query and key projections this
     way)."""
-    r = _checks.positive_int("rotated_dim", rotated_dim, maximum=_checks.MAX_DIM)
+    r = checks.positive_int("rotated_dim", rotated_dim, maximum=checks.MAX_DIM)
     if r % 2:
         raise ValueError(f"RoPE rotates pairs of dimensions, so the rotated dimension must be even; got {r}")
     return np.concatenate([np.arange(0, r, 2), np.arange(1, r, 2)])
@@ -403,7 +403,7 @@ def rope_score_matrix(
     With a ``seed``, q and k are drawn from N(0, 1) by ``numpy.random.default_rng(seed)``; S still depends on
     m - n only.
     """
-    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    n = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
     if n > 8192:
         raise ValueError(f"a score matrix of {n:,} positions is too large to draw; use at most 8,192")
     inv, _ = rope_inv_freq(head_dim, base=base)
@@ -420,8 +420,8 @@ def rope_shifted_scores(
     Since R(m theta)^T R(n theta) = R((n - m) theta), the two are equal up to rounding (Su et al., 2021,
     eq. 16); ``max_abs_diff`` = max |S_shifted - S| measures that rounding.
     """
-    n = _checks.positive_int("n_positions", n_positions, maximum=8192)
-    s = _checks.positive_int("shift", shift, maximum=_checks.MAX_POSITIONS)
+    n = checks.positive_int("n_positions", n_positions, maximum=8192)
+    s = checks.positive_int("shift", shift, maximum=checks.MAX_POSITIONS)
     inv, _ = rope_inv_freq(head_dim, base=base)
     q, k = _query_key(int(head_dim), seed)
     scores = rope_scores(q, k, inv, q_positions=np.arange(n)) / int(head_dim)
@@ -486,9 +486,9 @@ def rope_decay_profile(
     end of the plot only because fewer distances are left to take the maximum over. E is taken over every integer
     distance (evaluated ``DECAY_BLOCK`` distances at a time), so a peak between two shown distances is not missed.
     """
-    reach = _checks.positive_int("max_distance", max_distance, maximum=_checks.MAX_POSITIONS)
-    points = _checks.positive_int("points", points)
-    horizon = 2 * reach if horizon is None else _checks.positive_int("horizon", horizon, maximum=4 * reach)
+    reach = checks.positive_int("max_distance", max_distance, maximum=checks.MAX_POSITIONS)
+    points = checks.positive_int("points", points)
+    horizon = 2 * reach if horizon is None else checks.positive_int("horizon", horizon, maximum=4 * reach)
     if horizon < reach:
         raise ValueError(f"the horizon of the envelope ({horizon:,}) must reach the largest distance ({reach:,})")
     starts = range(0, horizon + 1, DECAY_BLOCK)
@@ -512,9 +512,9 @@ def ntk_scaled_base(base: float, factor: float, rotated_dim: int) -> float:
     "NTK-Aware Scaled RoPE", r/LocalLLaMA). Not a transformers rope type; ``dynamic`` applies it with a factor
     that grows with the current length.
     """
-    base = _checks.positive_float("base", base, minimum_exclusive=1.0)
-    factor = _checks.positive_float("factor", factor)
-    dim = _checks.positive_int("rotated_dim", rotated_dim, maximum=_checks.MAX_DIM)
+    base = checks.positive_float("base", base, minimum_exclusive=1.0)
+    factor = checks.positive_float("factor", factor)
+    dim = checks.positive_int("rotated_dim", rotated_dim, maximum=checks.MAX_DIM)
     if dim < 4 or dim % 2:
         raise ValueError(
             f"the NTK base raises factor to d / (d - 2), so the rotated dimension must be even and > 2; got {dim}"
@@ -534,8 +534,8 @@ def dynamic_ntk_scale(seq_len, factor: float, max_position_embeddings: int) -> n
     more for every further L_max tokens. With factor 1, s_eff = L / L_max, the stretch of the text itself (at
     s L_max exactly s); with factor s it reaches s^2 - s + 1 there. Vectorised over ``seq_len``.
     """
-    factor = _checks.positive_float("factor", factor)
-    max_pos = _checks.positive_int("max_position_embeddings", max_position_embeddings)
+    factor = checks.positive_float("factor", factor)
+    max_pos = checks.positive_int("max_position_embeddings", max_position_embeddings)
     length = np.asarray(seq_len, dtype=np.float64)
     if not np.all(np.isfinite(length)) or np.any(length < 1):
         raise ValueError(f"seq_len must hold lengths of at least 1 token; got {seq_len!r}")
@@ -562,7 +562,7 @@ def classify_pairs(inv_scaled, inv_original, factor: float, *, rtol: float = 1e-
         raise ValueError(
             f"scaled and original frequencies must have the same shape; got {scaled.shape} and {original.shape}"
         )
-    factor = _checks.positive_float("factor", factor)
+    factor = checks.positive_float("factor", factor)
     log_ratio = np.log(scaled / original)
     kept = np.abs(log_ratio) <= rtol
     interpolated = np.abs(log_ratio + np.log(factor)) <= rtol
@@ -588,7 +588,7 @@ def rope_layout_check(
     B = apply_rope(x[..., p], layout="half") for a random x ~ N(0, 1) of shape (n_positions, head_dim) from
     ``numpy.random.default_rng(seed)`` and p = ``interleaved_to_half(head_dim)``: A = B, so the two layouts differ
     only by a fixed permutation of the dimensions."""
-    n = _checks.positive_int("n_positions", n_positions, maximum=8192)
+    n = checks.positive_int("n_positions", n_positions, maximum=8192)
     inv, _ = rope_inv_freq(head_dim, base=base)
     perm = interleaved_to_half(int(head_dim))
     x = np.random.default_rng(int(seed)).standard_normal((n, int(head_dim)))
@@ -612,7 +612,7 @@ def partial_rotary_table(
     Rotated dimensions follow cos(m theta_i) -/+ sin(m theta_i); the other head_dim - r pass through as 1
     (GPT-NeoX ``rotary_pct``, transformers ``partial_rotary_factor``).
     """
-    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    n = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
     inv, _ = rope_inv_freq(head_dim, base=base, partial_rotary_factor=partial_rotary_factor)
     table = apply_rope(np.ones((n, int(head_dim))), np.arange(n), inv, layout=layout)
     return table, np.arange(int(head_dim)) < 2 * inv.size

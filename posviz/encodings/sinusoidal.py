@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import number_formats
 from .._parallel import on_every_core
-from . import _checks
+from ..base import checks
 
 LAYOUTS = ("interleaved", "halves")
 
@@ -24,8 +24,8 @@ def sinusoidal_frequencies(d_model: int, *, base: float = 10000.0) -> np.ndarray
     With an odd ``d_model`` the last frequency drives a sin column that has no cos partner.
     Source: Vaswani et al. (2017), section 3.5.
     """
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
-    base = _checks.positive_float("base", base, minimum_exclusive=1.0)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
+    base = checks.positive_float("base", base, minimum_exclusive=1.0)
     return base ** (-np.arange(0, d, 2, dtype=np.float64) / d)
 
 
@@ -55,8 +55,8 @@ def sinusoidal(
     are computed, so the table shows what a model computing in that precision really gets: p, omega_k and their
     product are rounded to it, and each sine is rounded once (``number_formats``, the same bits on every CPU).
     """
-    n, d = _checks.table_size(n_positions, d_model)
-    _checks.choice("layout", layout, LAYOUTS)
+    n, d = checks.table_size(n_positions, d_model)
+    checks.choice("layout", layout, LAYOUTS)
     dtype = np.dtype(dtype)
     if dtype.name not in ("float64", *number_formats.FORMATS) or dtype.name == "bfloat16":
         raise ValueError(f"dtype must be float16, float32 or float64; got {dtype}")
@@ -102,7 +102,7 @@ def sinusoidal_rows(positions, d_model: int, *, base: float = 10000.0, layout: s
     products p * omega_k and the same sines), without building the n x d table: the rows of a few thousand
     positions of a 32,768 x 4,096 table cost a few thousand rows, not 1 GiB.
     """
-    _checks.choice("layout", layout, LAYOUTS)
+    checks.choice("layout", layout, LAYOUTS)
     omega = sinusoidal_frequencies(d_model, base=base)
     pos = np.asarray(positions)
     if pos.ndim != 1 or (pos.size and (pos.dtype.kind not in "iu" or pos.min() < 0)):
@@ -127,8 +127,8 @@ def shift_matrix(d_model: int, k: float, *, base: float = 10000.0, layout: str =
     sin column has no partner to rotate with, so M_k is only defined for even d_model. With
     ``layout="halves"`` the same matrix has its rows and columns reordered by ``layout_permutation``.
     """
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
-    _checks.choice("layout", layout, LAYOUTS)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
+    checks.choice("layout", layout, LAYOUTS)
     if d % 2:
         raise ValueError(f"the shift matrix needs sin/cos pairs, so d_model must be even; got {d}")
     theta = float(k) * sinusoidal_frequencies(d, base=base)
@@ -147,7 +147,7 @@ def layout_permutation(d_model: int) -> np.ndarray:
 
     order = (0, 2, 4, ..., 1, 3, 5, ...): every sin column first, then every cos column (RoFormer, Marian).
     """
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
     return np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
 
 

@@ -29,7 +29,7 @@ import dataclasses
 
 import numpy as np
 
-from . import _checks
+from ..base import checks
 from .sinusoidal import sinusoidal_frequencies
 
 #: XLNet's attention types: "bi" (every query sees every key) and "uni" (a causal language model).
@@ -44,7 +44,7 @@ def _sinusoid(offsets: np.ndarray, d_model: int) -> np.ndarray:
 
 
 def _d_model(d_model: int) -> int:
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
     if d % 2:
         raise ValueError(f"R_(i-j) holds a sine and a cosine for each frequency, so d_model must be even; got {d}")
     return d
@@ -54,9 +54,9 @@ def transformer_xl_offsets(q_len: int, k_len: int, *, attn_type: str = "bi", cla
     """The offsets i - j that XLNet's ``relative_positional_encoding`` encodes, in its order (float64):
     k_len, k_len - 1, ..., -q_len + 1 for ``attn_type="bi"`` (k_len + q_len of them) and k_len, ..., 1, 0 for "uni"
     (k_len + 1), each clipped to [-clamp_len, clamp_len] when clamp_len > 0."""
-    q = _checks.positive_int("q_len", q_len, maximum=_checks.MAX_POSITIONS)
-    k = _checks.positive_int("k_len", k_len, maximum=_checks.MAX_POSITIONS)
-    attn_type = _checks.choice("attn_type", attn_type, ATTN_TYPES)
+    q = checks.positive_int("q_len", q_len, maximum=checks.MAX_POSITIONS)
+    k = checks.positive_int("k_len", k_len, maximum=checks.MAX_POSITIONS)
+    attn_type = checks.choice("attn_type", attn_type, ATTN_TYPES)
     if isinstance(clamp_len, bool) or not isinstance(clamp_len, (int, np.integer)):
         raise ValueError(f"clamp_len must be a whole number (-1 or 0 for no clamping); got {clamp_len!r}")
     end = -q if attn_type == "bi" else -1
@@ -107,7 +107,7 @@ def rel_shift(x, klen: int) -> np.ndarray:
     if x.ndim < 2:
         raise ValueError(f"rel_shift needs scores of shape (..., q_len, R); got shape {x.shape}")
     q_len, r_len = x.shape[-2:]
-    klen = _checks.positive_int("klen", klen, maximum=_checks.MAX_POSITIONS)
+    klen = checks.positive_int("klen", klen, maximum=checks.MAX_POSITIONS)
     if klen > r_len - 1:
         raise ValueError(f"after the shift a row holds {r_len - 1} scores, so klen can be at most that; got {klen}")
     lead = x.shape[:-2]
@@ -135,7 +135,7 @@ def xl_demo_weights(d_model: int, d_head: int, seed: int = 0) -> XLWeights:
     """Small random weights for one head, reproducible from ``seed``: normal with standard deviation
     1 / sqrt(d_model) for the projections and 1 for u and v, so that no term dwarfs the others."""
     d = _d_model(d_model)
-    dh = _checks.positive_int("d_head", d_head, maximum=_checks.MAX_DIM)
+    dh = checks.positive_int("d_head", d_head, maximum=checks.MAX_DIM)
     rng = np.random.default_rng(seed)
     w = rng.standard_normal((3, d, dh)) / np.sqrt(d)
     u, v = rng.standard_normal((2, dh))
@@ -225,8 +225,8 @@ def segment_positions(mem_len: int, seg_len: int) -> SegmentPositions:
     both the cached segment and the current one would be encoded with the same U_{1:L}, so the j-th token of each
     gets the same position): the offsets Transformer-XL uses and the absolute positions a naive segment-by-segment
     model would give the same keys."""
-    m = _checks.positive_int("mem_len", mem_len, maximum=_checks.MAX_POSITIONS) if mem_len else 0
-    s = _checks.positive_int("seg_len", seg_len, maximum=_checks.MAX_POSITIONS)
+    m = checks.positive_int("mem_len", mem_len, maximum=checks.MAX_POSITIONS) if mem_len else 0
+    s = checks.positive_int("seg_len", seg_len, maximum=checks.MAX_POSITIONS)
     naive = np.concatenate([np.arange(m), np.arange(s)])
     _, inverse, counts = np.unique(naive, return_inverse=True, return_counts=True)
     offset = np.arange(s)[:, None] + m - np.arange(m + s)[None, :]

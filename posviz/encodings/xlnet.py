@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _checks
+from ..base import checks
 
 
 def factorisation_rank(permutation) -> np.ndarray:
@@ -24,7 +24,7 @@ def factorisation_rank(permutation) -> np.ndarray:
     perm = np.asarray(permutation)
     if perm.ndim != 1 or perm.size == 0:
         raise ValueError(f"permutation must be a non-empty 1-D sequence of token indices; got shape {perm.shape}")
-    if perm.dtype.kind not in "iu" or perm.size > _checks.MAX_POSITIONS:
+    if perm.dtype.kind not in "iu" or perm.size > checks.MAX_POSITIONS:
         raise ValueError("permutation must hold whole-number token indices (at most 32,768 of them)")
     if not np.array_equal(np.sort(perm), np.arange(perm.size)):
         raise ValueError(
@@ -60,7 +60,7 @@ def prediction_targets(permutation, k: int = PARTIAL_PREDICTION_K) -> np.ndarray
     """
     perm = np.asarray(permutation)
     factorisation_rank(perm)  # a permutation of 0 .. L - 1, or a ValueError that says what is wrong
-    k = _checks.positive_int("k", k, maximum=_checks.MAX_POSITIONS)
+    k = checks.positive_int("k", k, maximum=checks.MAX_POSITIONS)
     count = max(1, int(np.floor(perm.size / k + 0.5)))
     return perm[perm.size - count :].astype(np.int64)
 
@@ -68,7 +68,7 @@ def prediction_targets(permutation, k: int = PARTIAL_PREDICTION_K) -> np.ndarray
 def factorisation_order(seq_len: int, seed: int = 0) -> np.ndarray:
     """A random factorisation order of ``seq_len`` tokens, reproducible from ``seed`` (seed 0 is the
     left-to-right order 0, 1, ..., L - 1, which makes XLNet an ordinary causal language model)."""
-    n = _checks.positive_int("seq_len", seq_len, maximum=_checks.MAX_POSITIONS)
+    n = checks.positive_int("seq_len", seq_len, maximum=checks.MAX_POSITIONS)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative whole number, got {seed!r}")
     if seed == 0:
@@ -76,7 +76,7 @@ def factorisation_order(seq_len: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(int(seed)).permutation(n)
 
 
-def parse_order(text: str, max_tokens: int = _checks.MAX_POSITIONS) -> np.ndarray:
+def parse_order(text: str, max_tokens: int = checks.MAX_POSITIONS) -> np.ndarray:
     """A factorisation order typed by hand, "3, 1, 0, 2" (commas and/or spaces), as an int array.
 
     It must list each of 0 .. L - 1 exactly once, L <= ``max_tokens``; otherwise a ValueError says what is wrong.

@@ -16,7 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale, sample_colorscale
 
-from ..analysis import block_edges
+from ..base.sampling import block_edges
 from . import screen
 
 EXACT_MAX_CELLS = 256 * 256

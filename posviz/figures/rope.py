@@ -1,7 +1,7 @@
 """Figures of the RoPE page: the rotation animation, paired heatmaps, wavelength charts, per-pair class maps, the
 decay bound with its envelope and dynamic NTK's scale against the length read.
 
-Arrays in (computed by ``posviz.encodings.rope`` / ``rope_configs``), ``go.Figure`` out.
+Arrays in (computed by ``posviz.encodings.rope`` / ``posviz.models.rope_configs``), ``go.Figure`` out.
 """
 
 from __future__ import annotations

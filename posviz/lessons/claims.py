@@ -23,13 +23,13 @@ from typing import Any
 import numpy as np
 
 from ..analysis import cosine_similarity_matrix, diagonal_spread, evenly_spaced, row_norms
-from ..encodings import _checks
+from ..base import checks
 from ..encodings.alibi import alibi_slopes, article_slopes
 from ..encodings.learned import example_table, learned_init, torch_lookup_error
 from ..encodings.rope import apply_rope, rope_inv_freq
-from ..encodings.rope_configs import PRESETS, parse_config
 from ..encodings.sinusoidal import shift_matrix, sinusoidal, sinusoidal_frequencies
 from ..encodings.xlnet import factorisation_order, xlnet_masks
+from ..models.rope_configs import PRESETS, parse_config
 from . import attention_demo, precision
 from .compare import unseen_angle_share
 from .pitfalls import torch_add_error
@@ -273,7 +273,7 @@ def doubled_exponent(d_model: int = 512, n_positions: int = 512) -> Evidence:
     difference of ``EXPONENT_RTOL``; "wrong" otherwise. For d = 2 there is only pair 0, omega_0 = 1 either way, and
     the loop is right.
     """
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     k = np.arange((d + 1) // 2, dtype=np.float64)
     correct = 10000.0 ** (-2.0 * k / d)
     doubled = 10000.0 ** (-4.0 * k / d)
@@ -298,7 +298,7 @@ def row_norm(d_model: int = 512, n_positions: int = 1024) -> Evidence:
     d = 512), sqrt(2) times less than claimed; after the division by sqrt(d) the article recommends, the norm is
     sqrt(1/2) ~ 0.71. Measured on the table itself (``analysis.row_norms``).
     """
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     norms = row_norms(sinusoidal(n, d))
     claimed = float(np.sqrt(d))
     verdict = "holds" if np.allclose(norms, claimed, rtol=0.05) else "wrong"
@@ -319,7 +319,7 @@ def row_norm(d_model: int = 512, n_positions: int = 1024) -> Evidence:
 ARTICLE_POSITION = 20_000
 
 
-def float_breakdown(d_model: int = 128, span: int = _checks.MAX_POSITIONS) -> Evidence:
+def float_breakdown(d_model: int = 128, span: int = checks.MAX_POSITIONS) -> Evidence:
     """ "Past position 2e4 the low dimensions (i < 10) start to jump" (article 001).
 
     ``precision.pair_errors_by_dtype`` computes every pair in float16, bfloat16 and float32 against float64; a position
@@ -327,8 +327,8 @@ def float_breakdown(d_model: int = 128, span: int = _checks.MAX_POSITIONS) -> Ev
     break first, as claimed, but where depends on the format: float16 and bfloat16 long before 20,000, float32
     not within 32,768 positions.
     """
-    span = _checks.positive_int("span", span, maximum=_checks.MAX_POSITIONS)
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    span = checks.positive_int("span", span, maximum=checks.MAX_POSITIONS)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
     numbers: dict[str, float | None] = {}
     arrays: dict[str, np.ndarray] = {}
     for dtype, (positions, errors, worst) in precision.pair_errors_by_dtype(span, d).items():
@@ -353,8 +353,8 @@ def shift_is_rotation(d_model: int = 32, k: int = 5, n_positions: int = 512) -> 
     is rounding noise and ||M_k^T M_k - I|| = 0 (a rotation). With the sin columns alone the best linear map
     A (least squares over all p) leaves a residual of order 1: sin(p w + k w) needs cos(p w).
     """
-    n, d = _checks.table_size(n_positions, d_model)
-    k = _checks.positive_int("k", k, maximum=n - 1)
+    n, d = checks.table_size(n_positions, d_model)
+    k = checks.positive_int("k", k, maximum=n - 1)
     table = sinusoidal(n, d)
     shift = shift_matrix(d, k)
     sines = table[:, 0::2]
@@ -397,10 +397,10 @@ def rope_rot90(head_dim: int = 64, n_positions: int = 64, seed: int = 0) -> Evid
     x cos(m theta) + J x sin(m theta) with J (a, b) = (-b, a), the quarter turn of each pair. Returns the
     relative error ||y - RoPE(x, m)|| / ||x|| of both against every position m.
     """
-    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
     if d % 2:
         raise ValueError(f"RoPE rotates pairs of dimensions, so head_dim must be even; got {d}")
-    n = _checks.positive_int("n_positions", n_positions, maximum=8192)
+    n = checks.positive_int("n_positions", n_positions, maximum=8192)
     import torch
 
     x = np.random.default_rng(int(seed)).standard_normal(d)
@@ -457,10 +457,10 @@ def base_optimum(d_model: int = 512, context: int = 2048) -> Evidence:
     once every 2 pi positions. The base sets the slow end: the slowest wavelength is 2 pi b^((d - 2) / d), and
     ``wrapping`` counts the pairs whose wavelength 2 pi / omega_k is shorter than the context (they repeat in it).
     """
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
     if d % 2:
         raise ValueError(f"the similarity of sin/cos pairs needs an even d_model; got {d}")
-    context = _checks.positive_int("context", context, maximum=_checks.MAX_POSITIONS)
+    context = checks.positive_int("context", context, maximum=checks.MAX_POSITIONS)
     if context < 3:
         raise ValueError(f"ordering distances needs a context of at least 3 positions; got {context}")
     omega = BASES[:, None] ** (-np.arange(0, d, 2)[None, :] / d)
@@ -567,8 +567,8 @@ def rope_snippets(head_dim: int = 128, seq_len: int = 8192) -> Evidence:
     with max_position_embeddings 2,048, what the article describes, at ``seq_len``) and ``past`` (the updated
     config at twice max_position_embeddings, where its dynamic scaling does act).
     """
-    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
-    seq_len = _checks.positive_int("seq_len", seq_len, maximum=_checks.MAX_POSITIONS)
+    d = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
+    seq_len = checks.positive_int("seq_len", seq_len, maximum=checks.MAX_POSITIONS)
     first, updated = ARTICLE_CONFIG, article_config()
     scaling, max_pos = updated["rope_scaling"], updated["max_position_embeddings"]
     original = int(scaling["original_max_position_embeddings"])
@@ -619,7 +619,7 @@ def sum_is_shift(d_model: int = 512, n_positions: int = 64) -> Evidence:
     PE(0) = (0, 1, 0, 1, ...) is not zero. What holds instead is PE(i + j) = M_j PE(i) (``shift_matrix``), whose
     relative residual is rounding noise.
     """
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     table = sinusoidal(2 * n - 1, d)
     i, j = np.indices((n, n))
     miss = table[i] + table[j] - table[i + j]
@@ -663,8 +663,8 @@ def alibi_tril(n_heads: int = 8, seq_len: int = 16) -> Evidence:
     attention on future keys (the condition the claim leaves out); "holds" if tril alone already keeps every query's
     future share at or below that (e.g. a single token, which has no future).
     """
-    h = _checks.positive_int("n_heads", n_heads, maximum=256)
-    n = _checks.positive_int("seq_len", seq_len, maximum=1024)
+    h = checks.positive_int("n_heads", n_heads, maximum=256)
+    n = checks.positive_int("seq_len", seq_len, maximum=1024)
     distance = np.abs(np.arange(n)[:, None] - np.arange(n)[None, :])
     slopes = alibi_slopes(h)
     bias = np.tril(-slopes[:, None, None] * distance[None])
@@ -704,7 +704,7 @@ def max_position_effect(head_dim: int = 128, seq_len: int = 8192, small: int = 2
     ``original_max_position_embeddings`` (the original length its ramp is measured against). The article's own
     updated config (``article_config``: dynamic, max_position_embeddings 32,768) is a case in point.
     """
-    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
     changes: list[float] = []
     for scaling in MAX_POSITION_TYPES.values():
         a, _ = rope_inv_freq(d, scaling=scaling, max_position_embeddings=small, seq_len=seq_len)
@@ -746,7 +746,7 @@ def embedding_scale(d_model: int = 512, seed: int = 0) -> Evidence:
         article      (sqrt(d/2) / sqrt(d)) / ||e||  (the position divided by sqrt(d)) — the same ratio,
                                                     since E sqrt(d) + PE = sqrt(d) (E + PE / sqrt(d)).
     """
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
     widths = np.asarray(sorted(set(SCALE_WIDTHS) | {d}), dtype=np.int64)
     rng = np.random.default_rng(int(seed))
     token = np.array(
@@ -793,10 +793,10 @@ def extrapolation(train_len: int = 512, d_model: int = 512, head_dim: int = 128)
     positions (not for ALiBi) — which is why position interpolation (Chen et al., 2023), NTK-aware scaling and
     YaRN (Peng et al., 2024) exist.
     """
-    t = _checks.positive_int("train_len", train_len, maximum=_checks.MAX_POSITIONS)
+    t = checks.positive_int("train_len", train_len, maximum=checks.MAX_POSITIONS)
     if t < 2:
         raise ValueError(f"a training length needs at least 2 positions; got {t}")
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
     omega = sinusoidal_frequencies(d)
     theta, _ = rope_inv_freq(head_dim)
     span = EXTRAPOLATION_SPAN * t
@@ -839,9 +839,9 @@ def past_table_end(n_positions: int = 1024, seq_len: int = 1500, d_model: int = 
     float32 table for L tokens take 4 d L bytes (``found`` while L <= n_positions, ``missing`` past it, the rows
     that would be needed but do not exist), in MiB.
     """
-    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
-    seq_len = _checks.positive_int("seq_len", seq_len, maximum=_checks.MAX_POSITIONS)
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
+    n = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
+    seq_len = checks.positive_int("seq_len", seq_len, maximum=checks.MAX_POSITIONS)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
     if seq_len <= n:
         raise ValueError(f"the input must be longer than the table to run past it: {seq_len:,} <= {n:,} rows")
     message = torch_lookup_error(n, n)
@@ -913,7 +913,7 @@ def albert_table_width(seq_len: int = 16, seed: int = 0) -> Evidence:
     the hidden size 768 (transformers' ``AlbertEmbeddings`` and ``embedding_hidden_mapping_in``). A 768-wide table
     added to the 128-wide word vectors is torch's shape error (``pitfalls.torch_add_error``, at run time).
     """
-    n = _checks.positive_int("seq_len", seq_len, maximum=ALBERT_BASE["max_position_embeddings"])
+    n = checks.positive_int("seq_len", seq_len, maximum=ALBERT_BASE["max_position_embeddings"])
     rng = np.random.default_rng(int(seed))
     albert, albert_table = _embedding_widths(ALBERT_BASE, n, rng)
     bert, bert_table = _embedding_widths(BERT_BASE, n, rng)
@@ -946,7 +946,7 @@ def rope_head_dim(model: str = ROPE_WIDTH_MODEL) -> Evidence:
     slowest of them would turn once every 2 pi base^((head_dim - 2) / d_model) positions instead of
     2 pi base^((head_dim - 2) / head_dim). Wavelengths 2 pi / theta_i, compared with the model's context.
     """
-    config = PRESETS[_checks.choice("model", model, tuple(PRESETS))]
+    config = PRESETS[checks.choice("model", model, tuple(PRESETS))]
     parsed = parse_config(config)
     hidden, heads = int(config["hidden_size"]), int(config["num_attention_heads"])
     inv, _ = rope_inv_freq(parsed.head_dim, base=parsed.base)
@@ -991,7 +991,7 @@ def xlnet_streams(n_tokens: int = 6, seed: int = 3) -> Evidence:
     right of the target in the sentence (0 for the left-to-right order: bidirectional context comes from the
     permutation, not from the two streams).
     """
-    n = _checks.positive_int("n_tokens", n_tokens, maximum=64)
+    n = checks.positive_int("n_tokens", n_tokens, maximum=64)
     if n < 2:
         raise ValueError(f"a factorisation order needs at least 2 tokens; got {n}")
     order = factorisation_order(n, seed)

@@ -13,7 +13,8 @@ import math
 import numpy as np
 
 from ..analysis import offset_profile
-from ..encodings import _checks, alibi, learned, relative, rope, sinusoidal, xlnet
+from ..base import checks
+from ..encodings import alibi, learned, relative, rope, sinusoidal, xlnet
 from ..encodings.registry import FAMILIES, STAGES, Term, family
 
 #: What ``offset_curve`` returns for each family.
@@ -72,7 +73,7 @@ def offset_curve(key: str, params=None) -> tuple[np.ndarray, np.ndarray]:
     offsets = np.arange(-(length - 1), length)
     if key == "rope":
         inv, _ = rope.rope_inv_freq(s["head_dim"], base=s["base"])
-        if offsets.size * inv.size > _checks.MAX_ELEMENTS:
+        if offsets.size * inv.size > checks.MAX_ELEMENTS:
             raise ValueError(f"{offsets.size:,} offsets x {inv.size:,} pairs are too many to compute at once")
         return offsets, np.cos(offsets[:, None] * inv[None, :]).mean(axis=1)
     if key == "alibi":
@@ -84,7 +85,7 @@ def offset_curve(key: str, params=None) -> tuple[np.ndarray, np.ndarray]:
         kw = dict(bidirectional=bool(s["bidirectional"]), max_distance=s["max_distance"])
         return offsets, relative.t5_bias_curve(table, offsets, **kw)[0]
     if key == "shaw":
-        k = _checks.positive_int("max_relative_position", s["max_relative_position"])
+        k = checks.positive_int("max_relative_position", s["max_relative_position"])
         return offsets, (np.clip(offsets, -k, k) + k).astype(np.float64)
     _, query = xlnet.xlnet_masks(xlnet.factorisation_order(length, s["seed"]))
     i, j = np.indices(query.shape)
@@ -111,7 +112,7 @@ def unseen_angle_share(steps, train_len: int, inv_freq) -> np.ndarray:
     x = np.asarray(steps, dtype=np.float64)
     if x.ndim != 1 or np.any(x < 0) or not np.all(np.isfinite(x)):
         raise ValueError("steps must be a list of positions or distances of at least 0")
-    t = _checks.positive_int("train_len", train_len)
+    t = checks.positive_int("train_len", train_len)
     inv = np.asarray(inv_freq, dtype=np.float64)
     swept = (t - 1) * inv
     angle = np.mod(x[:, None] * inv[None, :], 2 * math.pi)
@@ -133,8 +134,8 @@ def t5_last_bucket_share(seq_lens, *, num_buckets: int = 32, max_distance: int =
     more pairs share one number. Counted over offsets, L - |o| pairs at offset o.
     """
     lengths = _lengths("seq_lens", seq_lens)
-    if lengths.max() > _checks.MAX_POSITIONS:
-        raise ValueError(f"seq_lens must be at most {_checks.MAX_POSITIONS:,}; got {lengths.max():,}")
+    if lengths.max() > checks.MAX_POSITIONS:
+        raise ValueError(f"seq_lens must be at most {checks.MAX_POSITIONS:,}; got {lengths.max():,}")
     top = int(lengths.max())
     offsets = np.arange(-(top - 1), top)
     bucket = relative.t5_relative_bucket(
@@ -150,7 +151,7 @@ def shaw_clipped_share(seq_lens, max_relative_position: int) -> np.ndarray:
     """Share of the L x L (query, key) pairs farther apart than k, which all share the vectors of distance +-k
     (Shaw et al., 2018): sum over |o| > k of (L - |o|), divided by L^2, which is (L - k - 1)(L - k) / L^2 for L > k."""
     lengths = _lengths("seq_lens", seq_lens)
-    k = _checks.positive_int("max_relative_position", max_relative_position)
+    k = checks.positive_int("max_relative_position", max_relative_position)
     far = np.clip(lengths - k - 1, 0, None).astype(np.float64)
     return far * (far + 1) / lengths.astype(np.float64) ** 2
 
@@ -211,13 +212,13 @@ def stored_floats(
 
 
 def _cost_settings(key: str, d_model, n_heads, n_layers, num_buckets, k) -> tuple[int, int, int, int, int]:
-    _checks.choice("family", key, COST_FAMILIES)
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
-    h = _checks.positive_int("n_heads", n_heads, maximum=alibi.MAX_HEADS)
+    checks.choice("family", key, COST_FAMILIES)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
+    h = checks.positive_int("n_heads", n_heads, maximum=alibi.MAX_HEADS)
     if h > d:
         raise ValueError(f"{h} heads cannot split a model dimension of {d}: each head needs at least one dimension")
-    layers = _checks.positive_int("n_layers", n_layers, maximum=1024)
-    return d, h, layers, _checks.positive_int("num_buckets", num_buckets), _checks.positive_int("k", k)
+    layers = checks.positive_int("n_layers", n_layers, maximum=1024)
+    return d, h, layers, checks.positive_int("num_buckets", num_buckets), checks.positive_int("k", k)
 
 
 def beyond_training(train_len: int, eval_len: int, params: dict | None = None, *, max_points: int = 2048) -> dict:
@@ -233,8 +234,8 @@ def beyond_training(train_len: int, eval_len: int, params: dict | None = None, *
 
     ``params`` maps a family to its registry parameters (defaults otherwise).
     """
-    t = _checks.positive_int("train_len", train_len, maximum=_checks.MAX_POSITIONS)
-    e = _checks.positive_int("eval_len", eval_len, maximum=_checks.MAX_POSITIONS)
+    t = checks.positive_int("train_len", train_len, maximum=checks.MAX_POSITIONS)
+    e = checks.positive_int("eval_len", eval_len, maximum=checks.MAX_POSITIONS)
     params = params or {}
     steps = np.unique(np.round(np.linspace(0, e - 1, min(e, max_points))).astype(np.int64))
     sin_settings, rope_settings = (
@@ -259,8 +260,8 @@ def beyond_training(train_len: int, eval_len: int, params: dict | None = None, *
 def learned_past_end(train_len: int, eval_len: int) -> str:
     """The IndexError a learned table of ``train_len`` rows gives for position ``eval_len`` - 1, or "" when the
     position is inside the table."""
-    t = _checks.positive_int("train_len", train_len, maximum=_checks.MAX_POSITIONS)
-    e = _checks.positive_int("eval_len", eval_len, maximum=_checks.MAX_POSITIONS)
+    t = checks.positive_int("train_len", train_len, maximum=checks.MAX_POSITIONS)
+    e = checks.positive_int("eval_len", eval_len, maximum=checks.MAX_POSITIONS)
     return learned.lookup_error(t, e - 1) if e > t else ""
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..analysis import cosine_similarity_matrix, evenly_spaced
-from ..encodings import _checks
+from ..base import checks
 from ..encodings.alibi import MAX_HEADS, alibi_slopes
 from ..encodings.learned import learned_init, torch_lookup_error
 from ..encodings.rope import TRANSFORMERS_ODD_MESSAGE, apply_rope, refuses_odd_head, rope_inv_freq
@@ -53,9 +53,9 @@ def buggy_sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0, v
     frequencies fall twice as fast and the upper half of the columns hardly moves. In ``cos_shift`` the cos
     column of a pair also turns at another speed than its sin. Correct version: ``posviz.sinusoidal``.
     """
-    n, d = _checks.table_size(n_positions, d_model)
-    _checks.choice("variant", variant, VARIANTS)
-    base = _checks.positive_float("base", base, minimum_exclusive=1.0)
+    n, d = checks.table_size(n_positions, d_model)
+    checks.choice("variant", variant, VARIANTS)
+    base = checks.positive_float("base", base, minimum_exclusive=1.0)
     column = np.arange(d)
     exponent = 2.0 * (column - column % 2 if variant == "doubled" else column) / d
     angles = np.arange(n, dtype=np.float64)[:, None] * base ** -exponent[None, :]
@@ -64,7 +64,7 @@ def buggy_sinusoidal(n_positions: int, d_model: int, *, base: float = 10000.0, v
 
 def column_motion(table) -> np.ndarray:
     """How far each column moves over the positions of the table: max_p PE[p, j] - min_p PE[p, j]."""
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     return table.max(axis=0) - table.min(axis=0)
 
 
@@ -79,7 +79,7 @@ def pair_radius_error(table) -> np.ndarray:
     Zero when sin and cos of a pair share one frequency (the pair is a point on the unit circle, and
     PE(p + k) = M_k PE(p) holds); of order 1 when they turn at different speeds. An odd last column is left out.
     """
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     pairs = table.shape[1] // 2
     if pairs == 0:
         raise ValueError("a table needs at least 2 columns to have a sin/cos pair")
@@ -96,12 +96,12 @@ def swapped_axes_table(n_positions: int, d_model: int, *, base: float = 10000.0)
     When n_positions == d_model it adds to the token embeddings without an error. Correct version:
     ``posviz.sinusoidal(n_positions, d_model)``.
     """
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     return sinusoidal(d, n, base=base).T.copy()
 
 
 def _gram(table, max_positions: int) -> np.ndarray:
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     if table.shape[0] > max_positions:
         raise ValueError(
             f"this signature compares every pair of positions, so it takes at most {max_positions:,} positions; "
@@ -135,7 +135,7 @@ def zero_table(n_positions: int, d_model: int) -> np.ndarray:
     Every position starts as the same vector; a position that no training sequence reaches keeps it forever.
     Correct version: ``posviz.learned_init`` (BERT's N(0, 0.02^2)).
     """
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     return np.zeros((n, d))
 
 
@@ -163,9 +163,9 @@ def token_position_inputs(
     PE is ``sinusoidal``, norm sqrt(d/2). Returns ``(inputs, token_part, position_part)``, each of shape
     (n_tokens * n_positions, d_model).
     """
-    d = _checks.positive_int("d_model", d_model, maximum=_checks.MAX_DIM)
-    t = _checks.positive_int("n_tokens", n_tokens, maximum=256)
-    n = _checks.positive_int("n_positions", n_positions, maximum=256)
+    d = checks.positive_int("d_model", d_model, maximum=checks.MAX_DIM)
+    t = checks.positive_int("n_tokens", n_tokens, maximum=256)
+    n = checks.positive_int("n_positions", n_positions, maximum=256)
     embedding = np.random.default_rng(int(seed)).normal(0.0, d**-0.5, size=(t, d))
     tokens = np.repeat(embedding * (np.sqrt(d) if scaled else 1.0), n, axis=0)
     positions = np.tile(sinusoidal(n, d, base=base), (t, 1))
@@ -208,7 +208,7 @@ def lost_dimensions(
     E = x - PE) and PE[p, j] when multiplying. A dimension counts as lost where |gain| < ``tol``: at p = 0 every
     sin column is 0, so multiplying erases half of every token there, and slow sin columns stay near 0 for long.
     """
-    _checks.choice("combine", combine, COMBINES)
+    checks.choice("combine", combine, COMBINES)
     table = sinusoidal(n_positions, d_model, base=base)
     gain = np.ones_like(table) if combine == "add" else table
     return (np.abs(gain) < tol).mean(axis=1)
@@ -217,7 +217,7 @@ def lost_dimensions(
 def concat_error(n_positions: int, d_model: int) -> str:
     """The error of a layer built for d_model inputs (``torch.nn.Linear(d, d)``) fed the concatenation
     [E | PE] of width 2 d_model: concatenating changes the width that every later layer expects."""
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     import torch
 
     with torch.no_grad():
@@ -231,8 +231,8 @@ def concat_error(n_positions: int, d_model: int) -> str:
 def torch_add_error(shape_a: tuple[int, ...], shape_b: tuple[int, ...]) -> str:
     """The message torch gives for ``torch.zeros(shape_a) + torch.zeros(shape_b)`` when the shapes cannot
     broadcast, e.g. token embeddings (n, 512) plus a position table (n, 768). Raises ValueError when they can."""
-    a = tuple(_checks.positive_int("size", s, maximum=_checks.MAX_ELEMENTS) for s in shape_a)
-    b = tuple(_checks.positive_int("size", s, maximum=_checks.MAX_ELEMENTS) for s in shape_b)
+    a = tuple(checks.positive_int("size", s, maximum=checks.MAX_ELEMENTS) for s in shape_a)
+    b = tuple(checks.positive_int("size", s, maximum=checks.MAX_ELEMENTS) for s in shape_b)
     try:
         np.broadcast_shapes(a, b)
     except ValueError:
@@ -253,8 +253,8 @@ def rope_odd_error(head_dim: int, n_positions: int = 4, *, base: float = 10000.0
     shape error that does not mention RoPE. transformers 5.24 itself refuses such a config before it gets there
     (``rope_odd_config_error``) unless the head has at most 4 dimensions; those fail here, in the forward pass.
     Raises ValueError for an even d."""
-    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
-    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    d = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
+    n = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
     if d % 2 == 0:
         raise ValueError(f"head_dim {d} is even, so RoPE works and there is no error to show")
     import torch
@@ -276,7 +276,7 @@ def rope_odd_config_error(head_dim: int) -> str | None:
     config check (``RotaryEmbeddingConfigMixin.validate_rope``), which names RoPE, for an odd head_dim above 4;
     None when it accepts the config (an even head_dim, or a tiny odd one of 1 or 3, which then fails in the forward
     pass with ``rope_odd_error``). posviz does not import transformers: the message is its text, filled in."""
-    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
     if not refuses_odd_head(d):
         return None
     return TRANSFORMERS_ODD_MESSAGE.format(head_dim=d, partial_rotary_factor=1.0, layer_type="full_attention")
@@ -286,7 +286,7 @@ def rope_odd_reason(head_dim: int) -> str:
     """posviz's explanation of the same mistake: the ValueError of ``rope_inv_freq(head_dim)`` (an odd head above
     4 dimensions), or of ``apply_rope`` when the frequencies of a tiny odd head (1 or 3, which transformers lets
     through) are applied to it."""
-    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
+    d = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
     if d % 2 == 0:
         raise ValueError(f"head_dim {d} is even, so RoPE works and there is no error to show")
     try:
@@ -314,10 +314,10 @@ def pairing_scores(
     port of LLaMA. Both agree at r = 0 (no rotation) and drift apart with the offset. Returns
     ``(offsets, trained_scores, inference_scores)``.
     """
-    d = _checks.positive_int("head_dim", head_dim, maximum=_checks.MAX_DIM)
-    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
-    _checks.choice("trained", trained, LAYOUTS)
-    _checks.choice("inference", inference, LAYOUTS)
+    d = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
+    n = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
+    checks.choice("trained", trained, LAYOUTS)
+    checks.choice("inference", inference, LAYOUTS)
     inv, _ = rope_inv_freq(d, base=base)
     q, k = np.random.default_rng(int(seed)).standard_normal((2, d))
     offsets = np.arange(n)
@@ -343,7 +343,7 @@ def naive_alibi_slopes(n_heads: int) -> np.ndarray:
     Right only when n is a power of two; for other n the paper (Press et al., 2022) takes the slopes of the
     largest power of two below n and fills in from twice that many heads. Correct version: ``alibi_slopes``.
     """
-    n = _checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
+    n = checks.positive_int("n_heads", n_heads, maximum=MAX_HEADS)
     return 2.0 ** (-8.0 * np.arange(1, n + 1) / n)
 
 
@@ -358,8 +358,8 @@ def rounded_positions(n_positions: int, dtype: str = "float16") -> np.ndarray:
     A format with m mantissa bits holds every whole number up to 2^(m + 1) (float16: 2048, float32: 2^24);
     past that, positions round to the nearest representable number, ties to even.
     """
-    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
-    _checks.choice("dtype", dtype, ("float16", "float32"))
+    n = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
+    checks.choice("dtype", dtype, ("float16", "float32"))
     return np.arange(n).astype(dtype).astype(np.float64)
 
 
@@ -372,7 +372,7 @@ def merged_neighbours(n_positions: int, dtype: str = "float16") -> int:
 def position_rounding(n_positions: int, max_positions: int = 4096) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """How far each position moves when held in float16 and in float32: |round_dtype(p) - p|, at most
     ``max_positions`` evenly spaced positions. Returns ``(positions, float16_error, float32_error)``."""
-    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    n = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
     positions = evenly_spaced(n, max_positions)
     exact = positions.astype(np.float64)
     errors = [np.abs(positions.astype(dt).astype(np.float64) - exact) for dt in ("float16", "float32")]

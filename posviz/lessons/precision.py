@@ -17,7 +17,7 @@ import numpy as np
 from .. import number_formats
 from .._parallel import on_every_core
 from ..analysis import evenly_spaced
-from ..encodings import _checks
+from ..base import checks
 from ..encodings.sinusoidal import sinusoidal_frequencies
 from ..number_formats import MANTISSA_BITS
 
@@ -46,7 +46,7 @@ def pair_errors(
     Evaluated at at most ``max_positions`` evenly spaced positions. Returns ``(positions, error, max_error)``
     where max_error[p] = max_k error[p, k]. An error near 1 means the entry is as good as random.
     """
-    _checks.choice("dtype", dtype, DTYPES)
+    checks.choice("dtype", dtype, DTYPES)
     return pair_errors_by_dtype(n_positions, d_model, base=base, dtypes=(dtype,), max_positions=max_positions)[dtype]
 
 
@@ -65,9 +65,9 @@ def pair_errors_by_dtype(
     """:func:`pair_errors` of each of ``dtypes``, ``{dtype: (positions, error, max_error)}``: the float64 sines and
     cosines are computed once for all formats, a chunk of positions at a time on every core (small temporaries
     instead of a dozen matrices of the full size)."""
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     for dtype in dtypes:
-        _checks.choice("dtype", dtype, DTYPES)
+        checks.choice("dtype", dtype, DTYPES)
     positions = evenly_spaced(n, max_positions)
     omega = sinusoidal_frequencies(d, base=base)
     errors = {dtype: np.empty((positions.size, omega.size)) for dtype in dtypes}
@@ -90,7 +90,7 @@ def pair_errors_by_dtype(
 def first_merged_position(dtype: str) -> int:
     """The first position that ``dtype`` cannot hold: 2^(m + 1) + 1 with m mantissa bits. It rounds to its
     neighbour 2^(m + 1) (ties to even), so from there on two neighbouring positions get the same angle."""
-    _checks.choice("dtype", dtype, DTYPES)
+    checks.choice("dtype", dtype, DTYPES)
     return 2 ** (MANTISSA_BITS[dtype] + 1) + 1
 
 
@@ -99,7 +99,7 @@ def position_spacing(positions, dtype: str) -> np.ndarray:
 
     Once it exceeds 1, positions are rounded to a coarser grid; an angle p * omega can then be off by up to
     half the gap times omega."""
-    _checks.choice("dtype", dtype, DTYPES)
+    checks.choice("dtype", dtype, DTYPES)
     p = np.asarray(positions, dtype=np.float64)
     if p.size and p.min() < 1:
         raise ValueError(f"the spacing is defined here for positions >= 1; got {p.min():g}")

@@ -8,7 +8,6 @@ import numpy as np
 
 from .._parallel import on_every_core
 from ..analysis import (
-    block_edges,
     cosine_similarity_matrix,
     evenly_spaced,
     lag_spread_of_rows,
@@ -21,7 +20,8 @@ from ..analysis import (
     spectrum_of_columns,
     stride_for,
 )
-from ..encodings import _checks
+from ..base import checks
+from ..base.sampling import block_edges
 from ..encodings.learned import sinusoidal_column_frequencies
 from ..encodings.sinusoidal import (
     LAYOUTS,
@@ -39,7 +39,7 @@ def slow_pairs(d_model: int, n_positions: int, *, base: float = 10000.0) -> np.n
     Such a pair moves by less than a full circle between the first and the last position, so it can say
     "early or late in the text" but hardly tells neighbours apart.
     """
-    n = _checks.positive_int("n_positions", n_positions, maximum=_checks.MAX_POSITIONS)
+    n = checks.positive_int("n_positions", n_positions, maximum=checks.MAX_POSITIONS)
     return sinusoidal_wavelengths(d_model, base=base) > n
 
 
@@ -52,7 +52,7 @@ def shift_residual(table, k: int, *, base: float = 10000.0, layout: str = "inter
     For a float64 sinusoidal table the residual is rounding noise, ~1e-12 (the angle-addition identity is
     exact); for any other table it is large.
     """
-    table = _checks.finite_table(table)
+    table = checks.finite_table(table)
     n, d = table.shape
     k = _shift_checks(n, d, k, layout)
     worst = 0.0
@@ -63,8 +63,8 @@ def shift_residual(table, k: int, *, base: float = 10000.0, layout: str = "inter
 
 
 def _shift_checks(n: int, d: int, k, layout: str) -> int:
-    k = _checks.positive_int("k", k)
-    _checks.choice("layout", layout, LAYOUTS)
+    k = checks.positive_int("k", k)
+    checks.choice("layout", layout, LAYOUTS)
     if d % 2:
         raise ValueError(f"the shift matrix needs sin/cos pairs, so d_model must be even; got {d}")
     if k >= n:
@@ -95,7 +95,7 @@ def sampled_shift_residual(
     """:func:`shift_residual` of ``sinusoidal(n, d)`` over at most ``max_positions`` evenly spaced p out of
     0 .. n - k - 1, from the rows PE(p) and PE(p + k) alone: ``(residual, positions_used)``. Equal to the full
     residual when n - k <= max_positions."""
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     k = _shift_checks(n, d, k, layout)
 
     positions = evenly_spaced(n - k, max_positions).astype(np.float64)
@@ -113,7 +113,7 @@ def sampled_shift_residual(
 
 def _strided_rows(n_positions: int, d_model: int, max_positions: int, base: float, layout: str):
     """The stride s = ceil(n / max_positions) and the rows p = 0, s, 2s, ... of ``sinusoidal(n, d)``."""
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     stride = stride_for(n, max_positions)
     return stride, sinusoidal_rows(np.arange(0, n, stride), d, base=base, layout=layout)
 
@@ -133,8 +133,8 @@ def sinusoidal_offset_profile(
     d / 2, so mean_dot[k] = sum_j cos(k w_j) and mean_cosine[k] = mean_dot[k] / (d / 2). An odd d (its unpaired
     last sin column depends on i) takes the FFT profile of the strided rows."""
 
-    n, d = _checks.table_size(n_positions, d_model)
-    _checks.choice("layout", layout, LAYOUTS)
+    n, d = checks.table_size(n_positions, d_model)
+    checks.choice("layout", layout, LAYOUTS)
     if d % 2:
         stride, rows = _strided_rows(n, d, max_positions, base, layout)
         profile = offset_profile(rows)
@@ -173,10 +173,10 @@ def origin_similarity(
     (2 / d) sum_i cos(k omega_i): a small base makes it fall and oscillate within a few positions, a large base
     keeps it near 1 far out.
     """
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     if n < 2:
         raise ValueError(f"similarity to position 0 needs at least 2 positions; got {n}")
-    limit = _checks.positive_int("max_points", max_points)
+    limit = checks.positive_int("max_points", max_points)
     offsets = np.unique(np.round(np.geomspace(1, n - 1, min(limit, n - 1))).astype(np.int64))
     origin = sinusoidal_rows(np.zeros(1, dtype=np.int64), d)[0]  # PE(0) = (0, 1, 0, 1, ...) whatever the base
     similarity = np.empty((len(bases), offsets.size))
@@ -206,8 +206,8 @@ def sinusoidal_beyond_training(
     position is evaluated and the numbers equal ``beyond_training``'s.
     """
 
-    n, d = _checks.table_size(n_positions, d_model)
-    train_len = _checks.positive_int("train_len", train_len)
+    n, d = checks.table_size(n_positions, d_model)
+    train_len = checks.positive_int("train_len", train_len)
     positions = evenly_spaced(n, max_positions)
     share, excess = np.zeros(positions.size), np.zeros(d)
     if train_len >= n:  # no position past the training length: nothing is outside
@@ -229,7 +229,7 @@ def sinusoidal_beyond_training(
 def _sampled_rows(n_positions: int, d_model: int, max_positions: int, base: float, layout: str):
     """At most ``max_positions`` evenly spaced positions of ``sinusoidal(n, d)`` and their rows."""
 
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     positions = evenly_spaced(n, max_positions)
     return positions, sinusoidal_rows(positions, d, base=base, layout=layout)
 
@@ -262,8 +262,8 @@ def sinusoidal_similarity(
     diagonal of evenly spaced positions) instead of a matrix product of the rows; both layouts give the same S. For
     an odd d (an unpaired sin column) S is computed from the rows."""
 
-    n, d = _checks.table_size(n_positions, d_model)
-    _checks.choice("layout", layout, LAYOUTS)
+    n, d = checks.table_size(n_positions, d_model)
+    checks.choice("layout", layout, LAYOUTS)
     if d % 2:
         positions, rows = _sampled_rows(n, d, max_positions, base, layout)
         return positions, cosine_similarity_matrix(rows)
@@ -303,9 +303,9 @@ def sinusoidal_block_means(
     then averaged over blocks of columns. Exact up to rounding, O(blocks x d) instead of O(n x d).
     """
 
-    n, d = _checks.table_size(n_positions, d_model)
-    _checks.choice("layout", layout, LAYOUTS)
-    max_side = _checks.positive_int("max_side", max_side)
+    n, d = checks.table_size(n_positions, d_model)
+    checks.choice("layout", layout, LAYOUTS)
+    max_side = checks.positive_int("max_side", max_side)
     omega = sinusoidal_frequencies(d, base=base)
     edges = block_edges(n, max_side)
     first, last = edges[:-1], edges[1:] - 1
@@ -329,7 +329,7 @@ def sinusoidal_row_norm(n_positions: int, d_model: int, *, base: float = 10000.0
     Each sin/cos pair adds sin^2 + cos^2 = 1, so an even d gives sqrt(d / 2) at every position (16 for d = 512,
     not sqrt(512)); an odd d adds the square of its unpaired last sin column.
     """
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     squared = np.full(n, float(d // 2))
     if d % 2:
         squared += np.sin(np.arange(n) * sinusoidal_frequencies(d, base=base)[-1]) ** 2
@@ -340,7 +340,7 @@ def sinusoidal_position_probe(n_positions: int, d_model: int, limit: int = 1024,
     """:func:`sampled_position_probe` of the sinusoidal table ``sinusoidal(n, d)`` (= ``learned.sin_init(n, d)``)
     without building it: only the rows of the at most ``limit`` evenly spaced positions are computed
     (``sinusoidal_rows``, entry for entry the table's), so a 32,768 x 4,096 table costs 1,024 rows, not 1 GiB."""
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     positions = evenly_spaced(n, limit)
     return nested_ridge_probe(sinusoidal_rows(positions, d), positions.astype(np.float64), folds, seed)
 
@@ -349,7 +349,7 @@ def sinusoidal_spectrum(n_positions: int, d_model: int, *, max_dims: int = 512):
     """``analysis.position_spectrum(sin_init(n_positions, d_model), max_dims=max_dims)`` built from the analysed
     columns only, a chunk at a time: column 2k is sin(p omega_k) and 2k + 1 is cos(p omega_k), so the reference
     spectrum of a 32,768 x 4,096 table costs its 256 analysed columns, not the whole table."""
-    n, d = _checks.table_size(n_positions, d_model)
+    n, d = checks.table_size(n_positions, d_model)
     dims = spectrum_dims(n, d, max_dims)
     omega, even = sinusoidal_column_frequencies(d)[dims], dims % 2 == 0
 

@@ -1,11 +1,9 @@
 """Reading a config.json safely: from a dict, JSON text, a file or a model folder, within a size limit, and the
-checks that turn a malformed value into a sentence a student understands."""
+checks (``posviz.base.checks``) that turn a malformed value into a sentence a student understands."""
 
 from __future__ import annotations
 
 import json
-import math
-import numbers
 import os
 from pathlib import Path
 
@@ -69,36 +67,3 @@ def _too_big(size: int) -> str:
         f"the config is {size:,} bytes; a model's config.json is a few kilobytes, and posviz reads at most "
         f"{MAX_CONFIG_BYTES:,} bytes (is this a weights file or a tokenizer rather than config.json?)"
     )
-
-
-def whole(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> int:
-    """``value`` as an int >= ``minimum`` (and <= ``maximum``), else a ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value).is_integer():
-        raise ValueError(f"{name} must be a whole number, got {value!r}")
-    value = int(value) if isinstance(value, numbers.Integral) else int(float(value))
-    if value < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be at most {maximum:,}, got {value:,}")
-    return value
-
-
-def number(name: str, value, *, positive: bool = True) -> float:
-    """``value`` as a finite float (> 0 when ``positive``), else a ValueError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if positive and value <= 0:
-        raise ValueError(f"{name} must be greater than 0, got {value!r}")
-    return float(value)
-
-
-def flag(name: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-    return value
-
-
-def mapping(name: str, value) -> dict:
-    if not isinstance(value, dict):
-        raise ValueError(f"{name} must be a JSON object {{...}}, got {value!r}")
-    return value

@@ -44,6 +44,7 @@ import logging
 import os
 import warnings
 
+from ..base.checks import whole
 from . import positions as _p
 
 #: Layer types whose layers attend to the whole (causal) context and rotate.
@@ -218,15 +219,15 @@ class _Layers:
     def head_dims(self, i: int, rule: Rule) -> tuple[int, int]:
         """(the head size the rotary part is computed over, the query/key head size) of layer ``i``."""
         if rule.mla:
-            rope = _p.whole("qk_rope_head_dim", self.get(i, "qk_rope_head_dim"), maximum=4096)
-            nope = _p.whole("qk_nope_head_dim", self.get(i, "qk_nope_head_dim", 0) or 0, minimum=0, maximum=4096)
+            rope = whole("qk_rope_head_dim", self.get(i, "qk_rope_head_dim"), maximum=4096)
+            nope = whole("qk_nope_head_dim", self.get(i, "qk_nope_head_dim", 0) or 0, minimum=0, maximum=4096)
             return rope, rope + nope
         value = self.get(i, "head_dim")
         if not value:
-            hidden = _p.whole("hidden_size", self.get(i, "hidden_size"), maximum=1 << 20)
-            heads = _p.whole("num_attention_heads", self.get(i, "num_attention_heads"), maximum=1 << 14)
+            hidden = whole("hidden_size", self.get(i, "hidden_size"), maximum=1 << 20)
+            heads = whole("num_attention_heads", self.get(i, "num_attention_heads"), maximum=1 << 14)
             value = hidden // heads
-        size = _p.whole("head_dim", value, maximum=4096)
+        size = whole("head_dim", value, maximum=4096)
         return size, size
 
 
@@ -257,10 +258,10 @@ def read(raw: dict) -> _p.ModelPositions:
     if text_type in NOT_READ:
         raise ValueError(f"posviz does not read model_type {raw['model_type']!r}: {NOT_READ[text_type]}")
     rule = RULES.get(text_type, Rule()) | RULES.get(raw["model_type"], Rule())
-    n_layers = _p.whole("num_hidden_layers", getattr(text, "num_hidden_layers", None), maximum=_p.MAX_LAYERS)
+    n_layers = whole("num_hidden_layers", getattr(text, "num_hidden_layers", None), maximum=_p.MAX_LAYERS)
     per_layer = _Layers(text)
     max_pos = getattr(text, "max_position_embeddings", None)
-    max_pos = None if max_pos is None else _p.whole("max_position_embeddings", max_pos, maximum=1 << 40)
+    max_pos = None if max_pos is None else whole("max_position_embeddings", max_pos, maximum=1 << 40)
     types_ = list(getattr(text, "layer_types", None) or ["full_attention"] * n_layers)[:n_layers]
     if len(types_) < n_layers:
         raise ValueError(f"layer_types names {len(types_)} layers but num_hidden_layers is {n_layers}")
@@ -292,8 +293,7 @@ def read(raw: dict) -> _p.ModelPositions:
     cross = set()
     if rule.cross_attention_layers:
         cross = {
-            _p.whole("cross_attention_layers", v, minimum=0)
-            for v in getattr(text, "cross_attention_layers", None) or ()
+            whole("cross_attention_layers", v, minimum=0) for v in getattr(text, "cross_attention_layers", None) or ()
         }
     if rule.no_rope_layers:
         flags = list(getattr(text, "no_rope_layers", None) or [])
@@ -303,7 +303,7 @@ def read(raw: dict) -> _p.ModelPositions:
     layers = []
     for i, layer_type in enumerate(types_):
         kv = per_layer.get(i, "num_key_value_heads")  # as the layer's attention is built with them
-        kv_heads = None if kv is None else _p.whole("num_key_value_heads", kv, maximum=1 << 14)
+        kv_heads = None if kv is None else whole("num_key_value_heads", kv, maximum=1 << 14)
         window, chunk = per_layer.get(i, "sliding_window"), per_layer.get(i, "attention_chunk_size")
         if layer_type in MIXER_TYPES:
             layers.append(_p.LayerPositions(i, "none", "linear", layer_type=layer_type))
@@ -325,7 +325,7 @@ def read(raw: dict) -> _p.ModelPositions:
             rates = getattr(text, "compress_rates", None) or {}
             if layer_type not in rates:
                 raise ValueError(f"compress_rates has no entry for the layer type {layer_type!r}")
-            compress_rate = _p.whole(f"compress_rates.{layer_type}", rates[layer_type], maximum=1 << 20)
+            compress_rate = whole(f"compress_rates.{layer_type}", rates[layer_type], maximum=1 << 20)
             attention, size = ("sliding", int(window)) if window is not None else ("full", None)
         elif layer_type in SLIDING_TYPES or (rule.sliding_all and getattr(text, "layer_types", None) is None):
             attention, size = ("sliding", int(window)) if window is not None else ("full", None)
@@ -383,7 +383,7 @@ def _kv_shared(text, layers: list, layer_types: list) -> tuple:
     last ones reuses those of the last earlier layer of its own type, as transformers' ``kv_sharing_modes`` says
     (transformers refuses a config where a shared layer's type has no earlier layer)."""
     n = len(layers)
-    shared = _p.whole("num_kv_shared_layers", getattr(text, "num_kv_shared_layers", 0) or 0, minimum=0, maximum=n)
+    shared = whole("num_kv_shared_layers", getattr(text, "num_kv_shared_layers", 0) or 0, minimum=0, maximum=n)
     if not shared:
         return tuple(layers)
     first = n - shared

@@ -20,7 +20,7 @@ import numbers
 
 import numpy as np
 
-from ._read import whole
+from ..base.checks import whole
 
 AXES = ("time", "height", "width")
 #: The most tokens ``mrope_position_ids`` builds (a video of 64 frames of 64 x 64 merged patches).

@@ -37,9 +37,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from ..base.checks import flag, mapping, number, whole
 from ..encodings.rope import rope_inv_freq
 from . import _read
-from ._read import MAX_CONFIG_BYTES, MAX_LAYERS, flag, mapping, number, whole
+from ._read import MAX_CONFIG_BYTES, MAX_LAYERS
 
 KINDS = ("rope", "nope", "alibi", "relative_bias", "learned", "sinusoidal", "none")
 ATTENTIONS = ("full", "sliding", "chunked", "linear", "cross")

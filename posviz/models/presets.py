@@ -3,7 +3,7 @@ downloaded). Each holds only the fields that decide positions, copied from the m
 Face Hub (and its model card, for Qwen2.5's YaRN block); ``"_source"`` names the model id. Gemma 4 31B's comes from
 its config as transformers 5.7 prints it (a public report; the Hub file itself could not be opened here), and
 ``gemma4`` is transformers 5.24's own ``Gemma4Config`` defaults. The RoPE page's config
-box lists the rotating ones (``posviz.encodings.rope_configs.PRESETS``)."""
+box lists the rotating ones (``posviz.models.rope_configs.PRESETS``)."""
 
 from __future__ import annotations
 

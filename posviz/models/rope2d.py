@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._read import number, whole
+from ..base.checks import number, whole
 
 #: The largest grid ``rope_2d_angles`` builds: 256 x 256 patches.
 MAX_GRID_SIDE = 256

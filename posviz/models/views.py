@@ -31,8 +31,8 @@ import math
 
 import numpy as np
 
+from ..base.checks import number, whole
 from ..encodings.rope import rope_inv_freq
-from ._read import number, whole
 from .positions import LayerPositions
 from .rope2d import MAX_GRID_SIDE
 

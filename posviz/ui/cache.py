@@ -42,7 +42,7 @@ import posviz
 from posviz import analysis, figures
 from posviz import checkpoint as ckpt
 from posviz.analysis import PositionSpectrum, TableReading
-from posviz.encodings import alibi, learned, relative, rope, rope_configs, xlnet
+from posviz.encodings import alibi, learned, relative, rope, xlnet
 from posviz.encodings import sinusoidal as sin
 from posviz.figures import alibi as alibi_figures
 from posviz.figures import compare as compare_figures
@@ -56,6 +56,7 @@ from posviz.lessons import attention_demo as demo
 from posviz.lessons import claims, compare, pitfalls, precision
 from posviz.lessons import sinusoidal as sinlesson
 from posviz.lessons.claims import Evidence
+from posviz.models import rope_configs
 
 if TYPE_CHECKING:  # the lab imports torch, which a page that never trains should not pay for
     from posviz import lab
@@ -493,7 +494,7 @@ rope_layout_check = _held(rope.rope_layout_check)
 partial_rotary_table = _held(rope.partial_rotary_table)
 
 
-# --------------------------------------------------------------------------------- posviz.encodings.rope_configs
+# --------------------------------------------------------------------------------- posviz.models.rope_configs
 
 
 config_frequencies = _results(rope_configs.config_frequencies)

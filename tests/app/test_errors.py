@@ -12,7 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import posviz
-from posviz.encodings import rope_configs, xlnet
+from posviz.encodings import xlnet
+from posviz.models import rope_configs
 from posviz.ui import INPUT_KINDS, cache
 
 from ._support import LANGS, TIMEOUT, assert_clean, assert_matrix, catalog, figures, heatmap_z, open_page, tr

@@ -16,7 +16,7 @@ import torch
 
 import posviz
 from posviz import analysis
-from posviz.encodings import rope_configs
+from posviz.models import rope_configs
 from posviz.pages import script
 from posviz.ui import SESSION_TABLES
 

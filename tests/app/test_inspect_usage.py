@@ -232,7 +232,7 @@ def test_a_config_that_does_not_match_the_weights_says_so(llama, tmp_path):
 
 
 def test_a_config_only_folder_has_nothing_to_measure(tmp_path):
-    from posviz.encodings import rope_configs
+    from posviz.models import rope_configs
 
     (tmp_path / "config.json").write_text(json.dumps({**rope_configs.PRESETS["llama2_7b"], "model_type": "llama"}))
     at = open_page("inspect", query={"from": "path", "path": str(tmp_path)})

@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from posviz.encodings import rope_configs
 from posviz.lessons import attention_demo, precision
+from posviz.models import rope_configs
 
 from ._support import (
     EMPTY_PAGES,

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import posviz
-from posviz.encodings import rope, rope_configs
+from posviz.encodings import rope
+from posviz.models import rope_configs
 
 from ._support import (
     Chart,

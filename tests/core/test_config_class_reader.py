@@ -170,7 +170,7 @@ def test_transformers_is_imported_only_by_a_read_through_a_config_class():
     import sys
 
     code = (
-        "import sys, posviz; from posviz.encodings import rope_configs; "
+        "import sys, posviz; from posviz.models import rope_configs; "
         "posviz.model_positions(posviz.models.preset('llama3_1_8b')); rope_configs.parse_config('{\"head_dim\": 64}'); "
         "print('transformers' in sys.modules); posviz.model_positions({'model_type': 'qwen3_moe'}); "
         "print('transformers' in sys.modules)"

@@ -18,7 +18,8 @@ from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
 import posviz
 from posviz.checkpoint import tables
-from posviz.encodings import rope, rope_configs
+from posviz.encodings import rope
+from posviz.models import rope_configs
 
 from . import _oracles  # noqa: F401  (quiets the transformers config warnings)
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from transformers import CONFIG_MAPPING
 from transformers.modeling_rope_utils import ROPE_INIT_FUNCTIONS
 
-from posviz.encodings import rope, rope_configs
+from posviz.encodings import rope
+from posviz.models import rope_configs
 
 from . import _oracles as oracle
 from .test_rope_configs_hf import hf_frequencies
@@ -397,7 +398,7 @@ def test_config_defaults():
             "low_freq_factor",
         ),
         ('{"head_dim": 64, "rope_parameters": {"rope_type": "yarn", "factor": 4}}', "original_max_position_embeddings"),
-        ('{"head_dim": 64, "rope_theta": "big"}', "rope_theta must be a number"),
+        ('{"head_dim": 64, "rope_theta": "big"}', "rope_theta must be a finite number"),
         ('{"head_dim": 64, "rope_parameters": 3}', "rope_parameters must be a JSON object"),
     ],
 )

@@ -347,7 +347,7 @@ def test_closed_form_block_means_equal_the_block_means_of_the_table(n, d, side, 
 
 
 def test_block_edges_follow_block_mean():
-    from posviz.analysis import block_edges
+    from posviz.base.sampling import block_edges
 
     np.testing.assert_array_equal(block_edges(5, 8), np.arange(6))
     np.testing.assert_array_equal(block_edges(10, 4), [0, 2, 5, 7, 10])  # linspace(0, 10, 5) rounded down

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from posviz.encodings import rope_configs
 from posviz.figures import rope as rope_figures
+from posviz.models import rope_configs
 
 from .. import Figures, cache, errors_shown, menu, t, widgets
 

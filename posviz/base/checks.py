@@ -1,4 +1,4 @@
-"""Validation shared by every encoding family.
+"""Validation shared by every package of posviz.
 
 Every public function of the core checks its arguments here and raises :class:`ValueError` with a sentence a
 student understands, naming the value that was wrong.
@@ -6,6 +6,7 @@ student understands, naming the value that was wrong.
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -16,26 +17,59 @@ MAX_DIM = 4_096
 MAX_ELEMENTS = MAX_POSITIONS * MAX_DIM
 
 
-def positive_int(name: str, value, *, maximum: int | None = None) -> int:
-    """Return ``value`` as an int if it is a whole number >= 1 (and <= ``maximum``), else raise ValueError."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        if not (isinstance(value, numbers.Real) and float(value).is_integer()):
-            raise ValueError(f"{name} must be a whole number, got {value!r}")
-    value = int(value)
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, got {value}")
+def whole(name: str, value, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int if it is a whole number >= ``minimum`` (and <= ``maximum``), else raise
+    ValueError naming ``name``."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        value = int(value)
+    elif isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        value = int(float(value))
+    else:
+        raise ValueError(f"{name} must be a whole number, got {value!r}")
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be at most {maximum:,}, got {value:,}")
     return value
 
 
+def positive_int(name: str, value, *, maximum: int | None = None) -> int:
+    """Return ``value`` as an int if it is a whole number >= 1 (and <= ``maximum``), else raise ValueError."""
+    return whole(name, value, minimum=1, maximum=maximum)
+
+
 def positive_float(name: str, value, *, minimum_exclusive: float = 0.0) -> float:
     """Return ``value`` as a finite float greater than ``minimum_exclusive``, else raise ValueError."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a number, got {value!r}")
+        raise ValueError(f"{name} must be a finite number greater than {minimum_exclusive:g}, got {value!r}")
     value = float(value)
     if not np.isfinite(value) or value <= minimum_exclusive:
         raise ValueError(f"{name} must be a finite number greater than {minimum_exclusive:g}, got {value!r}")
+    return value
+
+
+def number(name: str, value, *, positive: bool = True) -> float:
+    """``value`` as a finite float (> 0 when ``positive``), else a ValueError naming ``name``."""
+    if positive:
+        return positive_float(name, value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def flag(name: str, value) -> bool:
+    """``value`` if it is true or false, else a ValueError naming ``name``."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return value
+
+
+def mapping(name: str, value) -> dict:
+    """``value`` if it is a JSON object (a dict), else a ValueError naming ``name``."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{name} must be a JSON object {{...}}, got {value!r}")
     return value
 
 

@@ -17,10 +17,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from ..models import presets as _stored
-from ..models.positions import POSITION_KEYS
-from . import _checks
-from .rope import (
+from ..base import checks
+from ..encodings.rope import (
     LAYOUTS,
     PAIR_CLASSES,
     ROPE_TYPES,
@@ -30,6 +28,8 @@ from .rope import (
     rope_inv_freq,
     rope_wavelength,
 )
+from . import presets as _stored
+from .positions import POSITION_KEYS, model_positions
 
 #: rope types whose pre-training length transformers moves into the rope parameters (``standardize_rope_params``).
 ORIGINAL_LENGTH_TYPES = ("llama3", "yarn", "longrope")
@@ -119,7 +119,7 @@ def _load(config: str | dict) -> dict:
 
 
 def _whole(name: str, value) -> int | None:
-    return None if value is None else _checks.positive_int(name, value)
+    return None if value is None else checks.positive_int(name, value)
 
 
 #: The config classes of the families whose own keys a sketch without a model_type might hold.
@@ -128,7 +128,7 @@ _FAMILY_CLASSES = {"gpt_neox": "GPTNeoXConfig", "gptj": "GPTJConfig"}
 
 def _standard_head_dim(config: dict) -> int:
     if config.get("head_dim") is not None:
-        return _checks.positive_int("head_dim", config["head_dim"], maximum=_checks.MAX_DIM)
+        return checks.positive_int("head_dim", config["head_dim"], maximum=checks.MAX_DIM)
     hidden = _whole("hidden_size", config.get("hidden_size"))
     heads = _whole("num_attention_heads", config.get("num_attention_heads"))
     if hidden is None or heads is None:
@@ -138,7 +138,7 @@ def _standard_head_dim(config: dict) -> int:
         )
     if hidden % heads:
         raise ValueError(f"hidden_size {hidden} does not split into {heads} attention heads of equal size")
-    return _checks.positive_int("head_dim", hidden // heads, maximum=_checks.MAX_DIM)
+    return checks.positive_int("head_dim", hidden // heads, maximum=checks.MAX_DIM)
 
 
 def _standard_rope(config: dict, max_pos: int | None) -> dict:
@@ -203,10 +203,10 @@ def _rope_config(rope: Mapping, *, head_dim: int, max_pos: int | None, **fields)
     scaling = normalize_scaling(rope)
     parsed = RopeConfig(
         head_dim=head_dim,
-        base=_checks.positive_float("rope_theta", base, minimum_exclusive=1.0),
+        base=checks.positive_float("rope_theta", base, minimum_exclusive=1.0),
         scaling=None if scaling["rope_type"] == "default" else scaling,
         max_position_embeddings=max_pos,
-        partial_rotary_factor=_checks.positive_float("partial_rotary_factor", prf),
+        partial_rotary_factor=checks.positive_float("partial_rotary_factor", prf),
         **fields,
     )
     parsed.inv_freq()
@@ -229,7 +229,6 @@ def parse_config(config: str | dict) -> RopeConfig:
     layers differ (local and global bases, NoPE layers) is described by its first rotating layer here; the Models
     page reads every layer.
     """
-    from ..models import model_positions
 
     raw = _load(config)
     if not isinstance(raw.get("model_type"), str):
@@ -252,7 +251,7 @@ def parse_config(config: str | dict) -> RopeConfig:
         head_dim=head_dim,
         max_pos=positions.max_position_embeddings,
         rotary_dim=layer.rope_head_dim if layer.rope_head_dim != head_dim else None,
-        layout=_checks.choice("layout", layer.layout, LAYOUTS),
+        layout=checks.choice("layout", layer.layout, LAYOUTS),
         model_type=positions.model_type,
     )
 
@@ -326,7 +325,7 @@ PRESET_ALIASES = {"llama31_8b": "llama3_1_8b", "qwen25_7b_yarn": "qwen2_5_7b_yar
 
 def preset_text(name: str) -> str:
     """The preset ``name`` as config.json text (indented JSON)."""
-    _checks.choice("preset", name, tuple(PRESETS))
+    checks.choice("preset", name, tuple(PRESETS))
     return json.dumps(PRESETS[name], indent=2)
 
 
@@ -337,8 +336,8 @@ def demo_longrope_factors(n_pairs: int, factor: float) -> tuple[list[float], lis
     so the fast pairs are barely stretched and the slowest one by ``factor``, the non-uniform shape LongRoPE's
     search finds (Ding et al., 2024, arXiv:2402.13753, figure 3).
     """
-    n = _checks.positive_int("n_pairs", n_pairs, maximum=_checks.MAX_DIM // 2)
-    factor = _checks.positive_float("factor", factor)
+    n = checks.positive_int("n_pairs", n_pairs, maximum=checks.MAX_DIM // 2)
+    factor = checks.positive_float("factor", factor)
     share = np.arange(n, dtype=np.float64) / max(n - 1, 1)
     return [1.0] * n, (1.0 + (factor - 1.0) * share**2).tolist()
 
@@ -356,7 +355,7 @@ def extension_scaling(method: str, head_dim: int, factor: float, original: int) 
     reading, s_eff = L / original (``rope.dynamic_ntk_scale``), so at the target length it is static NTK with the
     extension ``factor``. Its own ``factor`` only sets how fast s_eff grows; set to the extension factor s it
     would reach s^2 - s + 1 at the target length and slow the slowest pair far more than the context grew."""
-    _checks.choice("method", method, EXTENSION_METHODS)
+    checks.choice("method", method, EXTENSION_METHODS)
     common = {"factor": float(factor), "original_max_position_embeddings": int(original)}
     if method == "ntk":
         return None
@@ -409,10 +408,10 @@ def compare_scalings(
     dynamic NTK (factor 1) scales by current_length / original: at the target length it equals "ntk" exactly,
     its slowest pair slowed by ``factor`` and none slowed more.
     """
-    factor = _checks.positive_float("factor", factor, minimum_exclusive=1.0)
-    original = _checks.positive_int("original context", original, maximum=1 << 24)
+    factor = checks.positive_float("factor", factor, minimum_exclusive=1.0)
+    original = checks.positive_int("original context", original, maximum=1 << 24)
     target = int(round(factor * original))
-    length = target if current_length is None else _checks.positive_int("current length", current_length)
+    length = target if current_length is None else checks.positive_int("current length", current_length)
     plain, _ = rope_inv_freq(head_dim, base=base)
     rows, attention = [], []
     for method in EXTENSION_METHODS:
