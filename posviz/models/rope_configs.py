@@ -307,12 +307,12 @@ def config_frequencies(config: str | dict) -> ConfigFrequencies:
 
 
 #: The config box's presets: the models of posviz's one preset store (``posviz.models.presets``, published configs)
-#: whose layers rotate, in the order the box lists them.
+#: whose layers rotate, a selection in the order the box lists them.
 PRESETS: dict[str, dict] = {
     name: {key: value for key, value in _stored.preset(name).items() if key != "_source"}
     for name in (
         "llama2_7b", "mistral_7b", "qwen2_7b", "llama3_1_8b", "qwen2_5_7b_yarn", "pythia_410m", "gptj_6b",
-        "phi3_5_mini", "deepseek_v3", "llama4_scout", "command_r7b", "gemma4",
+        "phi3_5_mini", "deepseek_v3", "llama4_scout", "command_r7b", "gemma4_31b", "gemma4",
     )
 }  # fmt: skip
 
