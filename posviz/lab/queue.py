@@ -63,7 +63,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -71,6 +70,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..base.store import ByteStore
 from .evaluate import position_accuracy
 from .train import RunResult, TrainConfig, load_run, save, train, write_atomically
 
@@ -255,13 +255,6 @@ def file_name(task: str, config: TrainConfig, suffix: str) -> str:
         sort_keys=True,
     )
     return f"{task}-{config.encoding}-{hashlib.sha256(key.encode()).hexdigest()[:24]}{suffix}"
-
-
-def _nbytes(value) -> int:
-    if isinstance(value, RunResult):
-        weights = sum(t.nelement() * t.element_size() for t in value.model.state_dict().values())
-        return value.losses.nbytes + value.snapshot_steps.nbytes + value.snapshots.nbytes + weights
-    return 64
 
 
 def _reason(exc: BaseException) -> str:
@@ -457,7 +450,7 @@ class TrainingQueue:
         self._ids = itertools.count(1)
         self._per_step: dict[tuple[str, str], float] = {}  # (task, encoding) -> seconds per step, last measured
         self._tails: dict[tuple[str, str], float] = {}  # (task, encoding) -> seconds from the last step to done
-        self._kept: OrderedDict = OrderedDict()  # key -> (value, bytes): loaded results, least recently used first
+        self._kept = ByteStore(keep_bytes)  # loaded results (their arrays and weights), up to keep_bytes
         self._wake_r, self._wake_w = multiprocessing.Pipe(duplex=False)  # a pipe that wakes the queue's thread
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -499,10 +492,9 @@ class TrainingQueue:
         """The finished run of ``config`` (a RunResult for "train", the accuracy for "isolation"), or None when it
         is not done. Read from disk once, then kept in memory (up to ``keep_bytes``) for the next call."""
         key = self._key(config, None, task)
-        with self._lock:
-            if key in self._kept:
-                self._kept.move_to_end(key)
-                return self._kept[key][0]
+        kept = self._kept.get(key)
+        if kept is not None:
+            return kept
         path = self.path(config, task)
         if not path.is_file():
             return None
@@ -511,13 +503,7 @@ class TrainingQueue:
         except Exception:  # unreadable (damaged, or another configuration's): not a result; train it again
             path.unlink(missing_ok=True)
             return None
-        size = _nbytes(value)
-        with self._lock:
-            if size <= self.keep_bytes:
-                self._kept[key] = (value, size)
-                while sum(s for _, s in self._kept.values()) > self.keep_bytes:
-                    self._kept.popitem(last=False)
-        return value
+        return self._kept.put(key, value)
 
     def cancel(self, config: TrainConfig, waiter: str, task: str = "train") -> Status:
         """Take ``waiter`` off the run of ``config``. When nobody else waits for it, a queued run leaves the line,

@@ -12,7 +12,8 @@ both shared by every session of the server:
   loaded checkpoint, results that can reach a million numbers (``_held``) and built figures with their dictionaries
   (``_figure``, ``HeldFigure``). ``st.cache_resource`` would keep them without copying, but it bounds a cache by a
   count of entries; ``TABLES`` bounds them by the bytes they hold (``POSVIZ_CACHE_MB``, every byte counted by
-  :func:`nbytes`) and drops the least recently used. Its arrays are read-only; its figures are shared: draw them,
+  :func:`nbytes`) and drops the least recently used: the one byte-bounded store of ``posviz.base.store``, which the
+  training lab's queue uses for its loaded runs too. Its arrays are read-only; its figures are shared: draw them,
   never change them. A figure's arguments are keyed by their exact values (:func:`_key`), an array held by
   ``TABLES`` by its entry's key.
 
@@ -28,9 +29,6 @@ import functools
 import hashlib
 import inspect
 import os
-import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +40,7 @@ import posviz
 from posviz import analysis, figures
 from posviz import checkpoint as ckpt
 from posviz.analysis import PositionSpectrum, TableReading
+from posviz.base.store import ByteStore, nbytes
 from posviz.encodings import alibi, learned, relative, rope, xlnet
 from posviz.encodings import sinusoidal as sin
 from posviz.figures import alibi as alibi_figures
@@ -92,45 +91,6 @@ def budget_bytes(environ=os.environ) -> int:
 # ------------------------------------------------------------------------------------------------ large tables
 
 
-def nbytes(value, _seen: set[tuple[str, int]] | None = None) -> int:
-    """Bytes ``value`` holds: the data of its arrays (numpy, and torch tensors and a torch module's parameters and
-    buffers) and of its strings, inside tuples, lists, dicts and dataclass fields at any depth, each object counted
-    once (two views of one array count their owner once); an object's own ``nbytes`` (a held figure's);
-    ``sys.getsizeof`` of anything else."""
-    if isinstance(value, (str, bytes, int, float, type(None))):  # leaves, counted wherever they appear (fast)
-        return sys.getsizeof(value)
-    seen = set() if _seen is None else _seen
-
-    def first_time(kind: str, ident: int) -> bool:
-        if (kind, ident) in seen:
-            return False
-        seen.add((kind, ident))
-        return True
-
-    if isinstance(value, np.ndarray):
-        owner = value
-        while isinstance(owner.base, np.ndarray):
-            owner = owner.base
-        return owner.nbytes if first_time("object", id(owner)) else 0
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(value, torch.Tensor):
-        storage = value.untyped_storage()
-        return storage.nbytes() if first_time("storage", storage.data_ptr()) else 0
-    if not first_time("object", id(value)):
-        return 0
-    if torch is not None and isinstance(value, torch.nn.Module):
-        return sum(nbytes(tensor, seen) for tensor in (*value.parameters(), *value.buffers()))
-    if isinstance(value, (tuple, list, set, frozenset)):
-        return sys.getsizeof(value) + sum(nbytes(item, seen) for item in value)
-    if isinstance(value, dict):
-        return sys.getsizeof(value) + sum(nbytes(k, seen) + nbytes(v, seen) for k, v in value.items())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = dataclasses.fields(value)
-        return sys.getsizeof(value) + sum(nbytes(getattr(value, f.name), seen) for f in fields)
-    own = getattr(value, "nbytes", None)
-    return own if isinstance(own, int) else sys.getsizeof(value)  # an object that counts itself: a held figure
-
-
 def _frozen(value):
     """``value`` with every array in it read-only: an array (a copy if it is a view, which would keep its whole
     parent alive), and the arrays in tuples, lists, dicts and dataclass fields (replaced in place)."""
@@ -176,60 +136,40 @@ def _find(held, value, depth: int = 3) -> tuple | None:
 
 
 class TableStore:
-    """A least-recently-used map from keys to large read-only results, holding at most ``budget`` bytes
-    (:func:`nbytes` of each, every byte counted). A result larger than the whole budget is returned but not kept.
-    Computations run outside the lock, so two sessions asking for the same new key may both compute it; the first
-    stored wins."""
+    """The pages' store of large read-only results (a :class:`posviz.base.store.ByteStore` of ``budget`` bytes,
+    every byte counted by :func:`nbytes`): each result is made read-only (:func:`_frozen`) before it is kept, and
+    :meth:`key_of` finds where a held array stands. A result larger than the whole budget is returned but not
+    kept. Computations run outside the lock, so two sessions asking for the same new key may both compute it; the
+    first stored wins."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
-        self._entries: OrderedDict = OrderedDict()
-        self._sizes: dict = {}
-        self._lock = threading.Lock()
+        self._store = ByteStore(budget)
 
     def get(self, key: tuple, compute: Callable[[], Any]):
-        with self._lock:
-            if key in self._entries:
-                self._entries.move_to_end(key)
-                return self._entries[key]
-        result = _frozen(compute())
-        size = nbytes(result)
-        with self._lock:
-            if key in self._entries:
-                return self._entries[key]
-            if size <= self.budget:
-                self._entries[key], self._sizes[key] = result, size
-                while sum(self._sizes.values()) > self.budget:
-                    oldest, _ = self._entries.popitem(last=False)
-                    del self._sizes[oldest]
-        return result
+        return self._store.get_or_compute(key, lambda: _frozen(compute()))
 
     def key_of(self, value) -> tuple | None:
         """Where ``value`` itself (not an equal copy) is held: its entry's key, followed by where it stands inside
         the entry (an index of a tuple, a key of a dict, a field of a result object); None when it is not held."""
-        with self._lock:
-            entries = list(self._entries.items())
-        for key, held in entries:
+        for key, held in self._store.items():
             where = _find(held, value)
             if where is not None:
                 return (*key, *where)
         return None
 
     def keys(self) -> list[tuple]:
-        with self._lock:
-            return list(self._entries)
+        return self._store.keys()
 
     def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-            self._sizes.clear()
+        self._store.clear()
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._store)
 
     @property
     def nbytes(self) -> int:
-        return sum(self._sizes.values())
+        return self._store.nbytes
 
 
 TABLES = TableStore(budget_bytes())

@@ -391,3 +391,28 @@ def test_a_damaged_stored_run_is_not_a_result(tmp_path):
     assert queue.result(config) is None  # ... but holds no run: it is removed, and the run can be trained again
     assert queue.status(config).state == "absent"
     assert math.isnan(queue.status(config).loss)
+
+
+@pytest.mark.parametrize(("keep_bytes", "reads"), [(1 << 20, 1), (0, 3)])
+def test_a_finished_run_is_read_from_disk_once_and_kept_within_its_budget(tmp_path, keep_bytes, reads):
+    """The queue keeps the runs it has read in the one store bounded by bytes (``posviz.base.store``): within
+    ``keep_bytes`` a run is read from disk once, and with no room it is read again on every call."""
+    import dataclasses as dc
+
+    read = []
+
+    def counting(path, config):
+        read.append(path)
+        return lab.queue.read_value(path, config)
+
+    queue = lab.TrainingQueue(tmp_path / "lab", 1, tasks=_lab_jobs.TASKS, keep_bytes=keep_bytes)
+    try:
+        config = job(7, steps=5)
+        queue.submit(config, "ada", task="count")
+        wait_for(lambda: queue.status(config, task="count").state == "done")
+        # the server reads the stored run (the worker only writes it): count the reads from here on
+        queue.tasks["count"] = dc.replace(queue.tasks["count"], read=counting)
+        assert [queue.result(config, task="count") for _ in range(3)] == [7, 7, 7]
+        assert len(read) == reads
+    finally:
+        queue.close()
