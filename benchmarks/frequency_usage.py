@@ -116,8 +116,8 @@ def measure(folder: str) -> dict:
     import tracemalloc
 
     import posviz
-    from posviz.checkpoint import frequency_usage as fu
     from posviz.figures import frequency_usage as figures
+    from posviz.lessons import frequency_usage as fu
 
     before = memory_status("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")  # VmHWM := VmRSS from here on

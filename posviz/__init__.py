@@ -93,15 +93,6 @@ from .checkpoint import (
     load_model_config,
     load_position_embeddings,
 )
-from .checkpoint.frequency_usage import (
-    FrequencyUsage,
-    ScorePattern,
-    head_score_pattern,
-    p_rope_dropped,
-    p_rope_share,
-    rope_frequency_usage,
-    rope_score_pattern,
-)
 from .encodings.alibi import alibi_bias, alibi_slopes
 from .encodings.learned import learned_init, lookup, sin_init
 from .encodings.registry import FAMILIES, Family, Param, family
@@ -129,6 +120,15 @@ from .encodings.transformer_xl import (
     xl_demo_weights,
 )
 from .encodings.xlnet import factorisation_order, factorisation_rank, xlnet_masks
+from .lessons.frequency_usage import (
+    FrequencyUsage,
+    ScorePattern,
+    head_score_pattern,
+    p_rope_dropped,
+    p_rope_share,
+    rope_frequency_usage,
+    rope_score_pattern,
+)
 from .models import (
     LayerPositions,
     ModelPositions,

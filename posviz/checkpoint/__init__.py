@@ -19,10 +19,9 @@ API
     read_roots(address=None) -> tuple[Path, ...], allowed_path(path, roots) -> Path: the folders the app may read
     under (POSVIZ_READ_ROOTS, else a default that depends on whether the server listens on loopback only) and the
     check of a path against them; PathNotAllowed and ReadingNotAllowed (CheckpointErrors) when refused.
-    rope_frequency_usage(source, *, layers=None, config=None) -> FrequencyUsage: the norm of the q/k rows feeding
-    each rotary pair (Barbero et al. 2025); p_rope_dropped, p_rope_share; head_score_pattern / rope_score_pattern:
-    the positional part of q_m . k_n a head's weights imply; errors NoAttentionProjections, UnknownFusedLayout,
-    ConfigMismatch (CheckpointErrors).
+    ``qk_weights``: a RoPE checkpoint's query and key projections, found and read a block of rows at a time, with
+    the errors NoAttentionProjections, UnknownFusedLayout, ConfigMismatch and UnsupportedAttention (CheckpointErrors);
+    what they say about the frequencies is ``posviz.lessons.frequency_usage``.
 """
 
 from .errors import (
@@ -30,24 +29,16 @@ from .errors import (
     MAX_UPLOAD_BYTES,
     BadTable,
     CheckpointError,
+    ConfigMismatch,
     CorruptFile,
+    NoAttentionProjections,
     NoPositionTable,
     RopeModel,
     TooLarge,
-    UnsafePickle,
-    UnsupportedFormat,
-)
-from .frequency_usage import (
-    ConfigMismatch,
-    FrequencyUsage,
-    NoAttentionProjections,
-    ScorePattern,
     UnknownFusedLayout,
-    head_score_pattern,
-    p_rope_dropped,
-    p_rope_share,
-    rope_frequency_usage,
-    rope_score_pattern,
+    UnsafePickle,
+    UnsupportedAttention,
+    UnsupportedFormat,
 )
 from .roots import PathNotAllowed, ReadingNotAllowed, allowed_path, read_roots
 from .sources import CachedModel, fingerprint, hf_cache_dir, list_cached_models, load_model_config
@@ -77,6 +68,7 @@ __all__ = [
     "RopeModel",
     "TooLarge",
     "UnsafePickle",
+    "UnsupportedAttention",
     "UnsupportedFormat",
     "allowed_path",
     "fingerprint",
@@ -93,13 +85,6 @@ __all__ = [
 #: What a RoPE checkpoint's q/k weights say about its frequencies (frequency_usage.py).
 __all__ += [
     "ConfigMismatch",
-    "FrequencyUsage",
     "NoAttentionProjections",
-    "ScorePattern",
     "UnknownFusedLayout",
-    "head_score_pattern",
-    "p_rope_dropped",
-    "p_rope_share",
-    "rope_frequency_usage",
-    "rope_score_pattern",
 ]

@@ -65,3 +65,20 @@ class BadTable(CheckpointError):
 
 class TooLarge(CheckpointError):
     """The file, the table or an .npz archive exceeds the limits posviz sets to keep memory bounded."""
+
+
+class NoAttentionProjections(CheckpointError):
+    """The checkpoint has no query/key projections posviz can find (or a layer lacks one of them)."""
+
+
+class UnknownFusedLayout(CheckpointError):
+    """The queries and keys are fused in one weight whose split posviz does not know for this model type."""
+
+
+class ConfigMismatch(CheckpointError):
+    """The config is missing, is not a RoPE config, or does not match the shapes of the weights."""
+
+
+class UnsupportedAttention(CheckpointError):
+    """The attention makes its queries or keys through a normalisation, so a quantity that needs them linear in the
+    input (the score pattern of a constant input) is not computed for it (DeepSeek-V3's latent attention)."""

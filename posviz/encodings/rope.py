@@ -616,3 +616,17 @@ def partial_rotary_table(
     inv, _ = rope_inv_freq(head_dim, base=base, partial_rotary_factor=partial_rotary_factor)
     table = apply_rope(np.ones((n, int(head_dim))), np.arange(n), inv, layout=layout)
     return table, np.arange(int(head_dim)) < 2 * inv.size
+
+
+def pair_dimensions(head_dim: int, rotary_dim: int, layout: str) -> tuple[np.ndarray, np.ndarray]:
+    """The two dimensions of each rotary pair inside a head, ``(first, second)``, pair i turning at theta_i:
+    half-split (LLaMA's ``rotate_half``) pairs dim i with i + r/2 among the first r = ``rotary_dim`` dims,
+    interleaved (GPT-J's ``rotate_every_two``) pairs 2i with 2i + 1. Dims r .. head_dim - 1 do not rotate."""
+    if rotary_dim % 2 or not 2 <= rotary_dim <= head_dim:
+        raise ValueError(f"rotary_dim must be even and between 2 and head_dim = {head_dim}; got {rotary_dim}")
+    i = np.arange(rotary_dim // 2)
+    if layout == "half":
+        return i, i + rotary_dim // 2
+    if layout == "interleaved":
+        return 2 * i, 2 * i + 1
+    raise ValueError(f"layout must be 'half' or 'interleaved'; got {layout!r}")

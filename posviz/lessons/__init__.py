@@ -6,5 +6,6 @@ encodings in ``posviz.encodings`` and the analyses of any table in ``posviz.anal
 - ``precision``: float16 / bfloat16 / float32 tables against float64;
 - ``compare``: every family on the same axes, and what each costs;
 - ``pitfalls``: the mistakes, each beside the correct version;
-- ``claims``: the articles' claims, each computed with its verdict.
+- ``claims``: the articles' claims, each computed with its verdict;
+- ``frequency_usage``: the inspector's frequency usage of a RoPE checkpoint and the score patterns its heads imply.
 """

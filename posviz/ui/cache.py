@@ -596,10 +596,10 @@ sinusoidal_position_probe = _results(sinlesson.sinusoidal_position_probe)
 sinusoidal_spectrum = _results(sinlesson.sinusoidal_spectrum)
 
 
-# ----------------------------------------------------------------------- posviz.checkpoint.frequency_usage
+# ----------------------------------------------------------------------- posviz.lessons.frequency_usage
 
-from posviz.checkpoint import frequency_usage as usage_core  # noqa: E402  (this section's own imports, kept with it)
 from posviz.figures import frequency_usage as usage_figures  # noqa: E402
+from posviz.lessons import frequency_usage as usage_core  # noqa: E402  (this section's own imports, kept with it)
 
 
 def rope_frequency_usage(
@@ -618,7 +618,7 @@ def rope_frequency_usage(
 def head_score_pattern(
     digest: str, _source, layer: int, distances, *, config: dict | None = None
 ) -> usage_core.ScorePattern:
-    """Cached :func:`posviz.checkpoint.frequency_usage.head_score_pattern` of ``_source`` at its mean token
+    """Cached :func:`posviz.lessons.frequency_usage.head_score_pattern` of ``_source`` at its mean token
     embedding, kept in ``TABLES`` by the source's fingerprint ``digest``, the layer and the distances."""
     key = ("head_score_pattern", digest, layer, _key(distances), _key(config))
     return TABLES.get(key, lambda: usage_core.head_score_pattern(_source, layer, distances, config=config))

@@ -14,7 +14,8 @@ import transformers
 from transformers.models.llama import modeling_llama
 
 import posviz
-from posviz.checkpoint import frequency_usage as fu
+from posviz import checkpoint as ckpt
+from posviz.lessons import frequency_usage as fu
 
 from ._support import as_array, assert_clean, chart, charts, charts_by_key, heatmap_z, open_page, tr
 
@@ -207,7 +208,7 @@ def test_a_folder_without_attention_projections_says_what_it_expected(llama, tmp
     (tmp_path / "config.json").write_text((folder / "config.json").read_text())
     at = open_page("inspect", query={"from": "path", "path": str(tmp_path)})
     assert not at.exception
-    with pytest.raises(fu.NoAttentionProjections) as info:
+    with pytest.raises(ckpt.NoAttentionProjections) as info:
         fu.rope_frequency_usage(tmp_path)
     assert [e.value for e in at.error] == [tr("en", "error.input.path", message=str(info.value))]
     assert "q_proj" in str(info.value)
@@ -225,7 +226,7 @@ def test_a_config_that_does_not_match_the_weights_says_so(llama, tmp_path):
     (tmp_path / "config.json").write_text(json.dumps(config))
     at = open_page("inspect", query={"from": "path", "path": str(tmp_path)})
     assert not at.exception
-    with pytest.raises(fu.ConfigMismatch) as info:
+    with pytest.raises(ckpt.ConfigMismatch) as info:
         fu.rope_frequency_usage(tmp_path)
     assert [e.value for e in at.error] == [tr("en", "error.input.path", message=str(info.value))]
     assert not usage_charts(at)

@@ -15,7 +15,9 @@ import pytest
 import torch
 import transformers
 
-from posviz.checkpoint import frequency_usage as fu
+from posviz import checkpoint as ckpt
+from posviz.checkpoint import qk_weights
+from posviz.lessons import frequency_usage as fu
 
 HIDDEN = 32
 
@@ -206,7 +208,7 @@ def test_bfloat16_safetensors_read_in_blocks(tmp_path, monkeypatch):
     torch.manual_seed(1)
     model = _build("llama").to(torch.bfloat16)
     model.save_pretrained(tmp_path)
-    monkeypatch.setattr(fu, "BLOCK_ELEMENTS", 3 * HIDDEN)  # three rows at a time
+    monkeypatch.setattr(qk_weights, "BLOCK_ELEMENTS", 3 * HIDDEN)  # three rows at a time
     usage = fu.rope_frequency_usage(tmp_path)
     hd = _head_dim(model)
     w = model.model.layers[0].self_attn.q_proj.weight.detach().double().numpy().reshape(4, hd, HIDDEN)
@@ -230,24 +232,24 @@ LLAMA = {"model_type": "llama", "hidden_size": 8, "num_attention_heads": 2, "num
 
 def test_checkpoint_without_projections(tmp_path):
     _write(tmp_path, {"model.embed_tokens.weight": np.ones((5, 8))}, LLAMA)
-    with pytest.raises(fu.NoAttentionProjections, match=r"expected tensors named like .*q_proj.* found 1 tensors"):
+    with pytest.raises(ckpt.NoAttentionProjections, match=r"expected tensors named like .*q_proj.* found 1 tensors"):
         fu.rope_frequency_usage(tmp_path)
 
 
 def test_a_checkpoint_without_tensors_says_so():
-    with pytest.raises(fu.NoAttentionProjections, match=r"found no tensors at all$"):
+    with pytest.raises(ckpt.NoAttentionProjections, match=r"found no tensors at all$"):
         fu.rope_frequency_usage({}, config=LLAMA)
 
 
 def test_layer_missing_its_key_projection(tmp_path):
     _write(tmp_path, {"model.layers.0.self_attn.q_proj.weight": np.ones((8, 8))}, LLAMA)
-    with pytest.raises(fu.NoAttentionProjections, match="layer 0 has no k_proj"):
+    with pytest.raises(ckpt.NoAttentionProjections, match="layer 0 has no k_proj"):
         fu.rope_frequency_usage(tmp_path)
 
 
 def test_unknown_fused_layout(tmp_path):
     _write(tmp_path, {"model.layers.0.self_attn.qkv_proj.weight": np.ones((16, 8))}, LLAMA)
-    with pytest.raises(fu.UnknownFusedLayout, match=r"fused in model\.layers\.0\.self_attn\.qkv_proj.*'llama'"):
+    with pytest.raises(ckpt.UnknownFusedLayout, match=r"fused in model\.layers\.0\.self_attn\.qkv_proj.*'llama'"):
         fu.rope_frequency_usage(tmp_path)
 
 
@@ -257,23 +259,23 @@ def test_config_that_does_not_match_the_weights(tmp_path):
         "model.layers.0.self_attn.k_proj.weight": np.ones((4, 8)),
     }
     _write(tmp_path, tensors, {**LLAMA, "num_key_value_heads": 2})
-    with pytest.raises(fu.ConfigMismatch, match=r"2 key-value heads x head_dim 4 = 8 rows .* shape \(4, 8\)"):
+    with pytest.raises(ckpt.ConfigMismatch, match=r"2 key-value heads x head_dim 4 = 8 rows .* shape \(4, 8\)"):
         fu.rope_frequency_usage(tmp_path)
 
 
 def test_missing_or_non_rope_config(tmp_path):
     tensors = {"model.layers.0.self_attn.q_proj.weight": np.ones((8, 8))}
-    with pytest.raises(fu.ConfigMismatch, match="without a config.json"):
+    with pytest.raises(ckpt.ConfigMismatch, match="without a config.json"):
         fu.rope_frequency_usage(tensors)
-    with pytest.raises(fu.ConfigMismatch, match="cannot be read: BertConfig holds no rope parameters"):
+    with pytest.raises(ckpt.ConfigMismatch, match="cannot be read: BertConfig holds no rope parameters"):
         fu.rope_frequency_usage(tensors, config={"model_type": "bert", "hidden_size": 8, "num_attention_heads": 2})
-    with pytest.raises(fu.ConfigMismatch, match="describes no RoPE model.*found model_type 'gpt2' whose layers are"):
+    with pytest.raises(ckpt.ConfigMismatch, match="describes no RoPE model.*found model_type 'gpt2' whose layers are"):
         fu.rope_frequency_usage(tensors, config={"model_type": "gpt2", "n_embd": 8, "n_head": 2})
     with pytest.raises(
-        fu.ConfigMismatch, match="cannot be read: RoPE turns dimensions in pairs.*even head_dim; got head_dim 5"
+        ckpt.ConfigMismatch, match="cannot be read: RoPE turns dimensions in pairs.*even head_dim; got head_dim 5"
     ):
         fu.rope_frequency_usage(tensors, config={**LLAMA, "head_dim": 5, "rope_theta": 10000.0})
-    assert issubclass(fu.ConfigMismatch, posviz_checkpoint_error())
+    assert issubclass(ckpt.ConfigMismatch, posviz_checkpoint_error())
 
 
 def posviz_checkpoint_error():
@@ -452,7 +454,7 @@ def test_multimodal_checkpoint_reads_its_language_model():
     np.testing.assert_array_equal(usage.query, alone.query)
     np.testing.assert_array_equal(usage.key, alone.key)
     with pytest.raises(
-        fu.ConfigMismatch, match=r"2 query heads x head_dim 4 = 8 rows for vision_tower.* shape \(6, 6\)"
+        ckpt.ConfigMismatch, match=r"2 query heads x head_dim 4 = 8 rows for vision_tower.* shape \(6, 6\)"
     ):
         fu.rope_frequency_usage(vision, config=config)
 

@@ -19,7 +19,8 @@ import pytest
 import torch
 import transformers
 
-from posviz.checkpoint import frequency_usage as fu
+from posviz import checkpoint as ckpt
+from posviz.lessons import frequency_usage as fu
 
 HIDDEN = 32
 COMMON = dict(hidden_size=HIDDEN, intermediate_size=16, num_hidden_layers=4, vocab_size=40)
@@ -291,7 +292,7 @@ def test_mla_shapes_and_score_pattern_refused(saved):
     usage = fu.rope_frequency_usage(folder)
     assert usage.mla and usage.head_dim == 14 and usage.rotary_dim == 8
     assert usage.query.shape == (4, 4, 4) and usage.key.shape == (4, 1, 4)  # one rotary key shared by all heads
-    with pytest.raises(fu.UnsupportedAttention, match="multi-head latent attention"):
+    with pytest.raises(ckpt.UnsupportedAttention, match="multi-head latent attention"):
         fu.head_score_pattern(folder, 0, np.arange(-2, 3))
 
 
@@ -309,7 +310,7 @@ def test_weights_of_another_config_are_one_sentence(kind, saved, tmp_path):
     else:
         config["num_attention_heads"] = 2
         pattern = r"2 query heads x head_dim 8 = 16 rows .*q_proj.* shape \(32, 32\)"
-    with pytest.raises(fu.ConfigMismatch, match=pattern) as caught:
+    with pytest.raises(ckpt.ConfigMismatch, match=pattern) as caught:
         fu.rope_frequency_usage(folder, config=config, group=1 if kind == "gemma4_text" else None)
     assert "\n" not in str(caught.value)
 

@@ -90,7 +90,7 @@ def test_p_rope_share_sentence_describes_the_squared_mean_curve_it_computes():
     """The share above the p-RoPE plot is sum over the dropped pairs of mean_i^2 / sum of mean_i^2, mean_i the usage
     averaged over heads and layers (what the inspector passes to ``p_rope_share``). That is not the share of the
     heads' squared norms, which do add up across pairs: the two differ, so the notice must name the first."""
-    from posviz.checkpoint import frequency_usage as fu
+    from posviz.lessons import frequency_usage as fu
 
     rng = np.random.default_rng(0)
     usage = rng.gamma(2.0, size=(3, 4, 8))  # layers x heads x pairs, each a row-pair norm

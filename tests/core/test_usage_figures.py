@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from posviz.checkpoint import frequency_usage as fu
 from posviz.encodings import transformer_xl as txl
 from posviz.figures import frequency_usage as ufig
 from posviz.figures import transformer_xl as xfig
+from posviz.lessons import frequency_usage as fu
 
 TEXT = dict(title="T", x_title="X", y_title="Y")
 

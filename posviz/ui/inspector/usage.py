@@ -1,6 +1,6 @@
 """A RoPE model in the inspector: it has no table, but its config decides every pair's frequency, and its q/k weights
 show what each layer and head does with each frequency (Barbero et al., 2025, "Round and Round We Go! What makes
-Rotary Positional Encodings useful?", arXiv:2410.06205); the numbers are ``posviz.checkpoint.frequency_usage``'s."""
+Rotary Positional Encodings useful?", arXiv:2410.06205); the numbers are ``posviz.lessons.frequency_usage``'s."""
 
 from __future__ import annotations
 
