@@ -25,8 +25,9 @@ line per model type, each named in ``ModelPositions.rules`` when it is used:
 - ``cross_attention_layers``: the layers the config lists there attend to the image instead of the text (Mllama):
   NoPE layers whose attention is "cross";
 - ``compressed``: DeepSeek-V4's compressed layers (``compressed_sparse_attention``, ``heavily_compressed_attention``)
-  attend within ``sliding_window`` and also to one compressed entry per ``compress_rates[layer_type]`` earlier
-  tokens, and rotate with the ``compress`` rope parameters; its ``sliding_attention`` layers rotate with ``main``;
+  attend within ``sliding_window`` and also to compressed entries of the earlier tokens, one per
+  ``compress_rates[layer_type]`` (the compressed-sparse layers to the ones an indexer picks), and rotate with the
+  ``compress`` rope parameters; its ``sliding_attention`` layers rotate with ``main``;
 - ``rope_switch``: a config key switches RoPE off for every layer (``ROPE_SWITCHES``: GraniteMoeHybrid's
   ``position_embedding_type``, Zamba2's ``use_mem_rope``), so its attention layers are NoPE unless it is on.
 

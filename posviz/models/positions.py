@@ -185,8 +185,9 @@ class LayerPositions:
     (``head_dim``; MLA: ``qk_rope_head_dim``; GPT-J: ``rotary_dim``), so that ``rope_inv_freq(rope_head_dim,
     scaling=rope_parameters)`` rebuilds ``inv_freq``. ``num_kv_heads``: the layer's key-value heads as its config
     class gives them (per layer for a heterogeneous config such as Gemma 4's); None where posviz's own family
-    readers read the config. ``compress_rate``: DeepSeek-V4's compressed layers also attend to one compressed entry
-    per ``compress_rate`` earlier tokens, beside their sliding window (None: no such entries). ``kv_shared_from``:
+    readers read the config. ``compress_rate``: DeepSeek-V4's compressed layers also attend to compressed entries of
+    the earlier tokens, one per ``compress_rate`` (the compressed-sparse layers to those an indexer picks), beside
+    their sliding window (None: no such entries). ``kv_shared_from``:
     the layer whose keys and values this one reuses instead of projecting its own (Gemma 3n's and Gemma 4's last
     ``num_kv_shared_layers`` layers: the last earlier layer of their type); they were rotated there, at the same
     positions and with the same frequencies.
