@@ -21,9 +21,11 @@ from posviz.ui import (
     menu,
     t,
     unused_controls,
+    views,
     widgets,
 )
 from posviz.ui.pagekit import labels
+from posviz.ui.views import rope as rope_views
 
 CTL = widgets.Controls("rope")
 FIG = Figures("rope")
@@ -31,15 +33,7 @@ FIG = Figures("rope")
 FAMILY = posviz.family("rope")
 DECAY_BASES = (10_000.0, 500_000.0, 1_000_000.0)
 DECAY_POINTS = 1024
-SHIFT_POSITIONS = 64
 CHECK_POSITIONS = 8
-
-
-def angle_table(n, head_dim, base):
-    params = (("base", base), ("head_dim", head_dim), ("n_positions", n))
-    table = cache.family_table(FAMILY.key, params)
-    named = labels("rope.table", "axis.pair", "axis.position")
-    FIG.show("table", heatmap(table, **named, zmin=-1.0, zmax=1.0, colorbar_title="cos"), table)
 
 
 @fragment
@@ -91,25 +85,7 @@ def scores(n, head_dim, base):
         shift = CTL.numeric("shift", 1, 4096, 100, slider=True)
     seed = None if qk == "ones" else int(seed)
     with errors_shown("setting"):
-        matrix = cache.rope_score_matrix(n, head_dim, base=base, seed=seed)
-        k = min(n, SHIFT_POSITIONS)
-        plain, shifted, diff = cache.rope_shifted_scores(k, head_dim, shift, base=base, seed=seed)
-        # one colour scale for the three maps of this tab: -1 .. 1 for q = k = ones (S is a mean of cosines)
-        reach = 1.0 if seed is None else rope_figures.symmetric_reach(matrix, plain, shifted)
-        scale = {"zmin": -reach, "zmax": reach, "colorbar_title": "q·k / d"}
-        FIG.show(
-            "scores",
-            heatmap(matrix, **labels("rope.scores", "axis.key_position", "axis.query_position"), **scale),
-            matrix,
-        )
-        fig = cache.heatmap_pair_figure(
-            plain,
-            shifted,
-            subtitles=(t("rope.shift.left"), t("rope.shift.right", s=shift)),
-            **labels("rope.shift", "axis.key_position", "axis.query_position", k=k, diff=f"{diff:.2g}"),
-            **scale,
-        )
-        FIG.show("shift", fig, {"S": plain.ravel(), "S_shifted": shifted.ravel()}, chart="shift_fig")
+        views.draw(rope_views.scores(n, head_dim, base, seed, shift))
 
 
 @fragment
@@ -329,8 +305,8 @@ def config_explorer():
         FIG.show("cfg", fig, data, chart="cfg_wave")
 
 
-def rotation_tab():
-    angle_table(n, head_dim, base)
+def rotation(n, head_dim, base):
+    views.draw(rope_views.angle_table(n, head_dim, base))
     animation(head_dim, base)
 
 
@@ -345,10 +321,10 @@ with controls():
         base = widgets.log_number(FAMILY.param("base"), key="base")
 valid = False
 with errors_shown("setting"):
-    cache.rope_inv_freq(head_dim, base=base)
+    rope_views.check(head_dim, base)
     valid = True
 DRAW = {
-    "rotation": rotation_tab,
+    "rotation": functools.partial(rotation, n, head_dim, base),
     "scores": functools.partial(scores, n, head_dim, base),
     "decay": functools.partial(decay, head_dim, base),
     "layouts": functools.partial(layouts, base),

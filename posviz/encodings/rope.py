@@ -53,7 +53,7 @@ def refuses_odd_head(head_dim: int, partial_rotary_factor: float = 1.0) -> bool:
     )
 
 
-def _rotated_dim(head_dim, partial_rotary_factor) -> int:
+def rotated_dim(head_dim, partial_rotary_factor) -> int:
     """The rotated dimension d = int(head_dim * partial_rotary_factor), as transformers computes it. d may be odd:
     its frequencies are base^(-arange(0, d, 2) / d), ceil(d / 2) of them, so it is rounded up to whole pairs."""
     head_dim = checks.positive_int("head_dim", head_dim, maximum=checks.MAX_DIM)
@@ -282,7 +282,7 @@ def rope_inv_freq(
     """
     params = normalize_scaling(scaling)
     base = checks.positive_float("base", params.get("rope_theta", base), minimum_exclusive=1.0)
-    dim = _rotated_dim(head_dim, params.get("partial_rotary_factor", partial_rotary_factor))
+    dim = rotated_dim(head_dim, params.get("partial_rotary_factor", partial_rotary_factor))
     if max_position_embeddings is not None:
         max_position_embeddings = checks.positive_int("max_position_embeddings", max_position_embeddings)
     if seq_len is not None:

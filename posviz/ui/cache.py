@@ -190,7 +190,7 @@ def _untyped(typed: tuple | list):
     )
 
 
-def _typed(params: Mapping[str, object] | Iterable[tuple[str, object]]) -> tuple:
+def settings_key(params: Mapping[str, object] | Iterable[tuple[str, object]]) -> tuple:
     """Named parameters as a key: sorted by name, each value with its type."""
     return tuple((name, *_typed_value(value)) for name, value in sorted(dict(params).items()))
 
@@ -205,7 +205,7 @@ def _held(func):
     def held(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        key = (func.__module__, func.__qualname__, _typed(bound.arguments))
+        key = (func.__module__, func.__qualname__, settings_key(bound.arguments))
         return TABLES.get(key, lambda: func(*args, **kwargs))
 
     return held
@@ -214,7 +214,19 @@ def _held(func):
 def family_table(family: str, params: Mapping[str, object] | Iterable[tuple[str, object]]) -> np.ndarray:
     """``posviz.family(family).build(**params)``, kept in ``TABLES`` (read-only, never copied)."""
     kwargs = dict(params)
-    return TABLES.get(("family", family, _typed(kwargs)), lambda: np.asarray(posviz.family(family).build(**kwargs)))
+    return TABLES.get(
+        ("family", family, settings_key(kwargs)), lambda: np.asarray(posviz.family(family).build(**kwargs))
+    )
+
+
+def family_preview(family: str, params: Mapping[str, object] | Iterable[tuple[str, object]]) -> np.ndarray | None:
+    """The block means (``figures.block_mean``) of the table of ``family`` at ``params``, kept in ``TABLES`` beside
+    it so that a new figure of it does not average 1 GiB again; None when the table is drawn cell for cell."""
+    kwargs = dict(params)
+    table = family_table(family, kwargs)
+    if table.size <= figures.EXACT_MAX_CELLS or max(table.shape) <= figures.MAX_SIDE:
+        return None
+    return TABLES.get(("preview", "family", family, settings_key(kwargs)), lambda: figures.block_mean(table))
 
 
 def held_tables(family: str) -> list[dict]:
@@ -267,7 +279,7 @@ class Table:
     @classmethod
     def family(cls, family: str, params: Mapping[str, object] | Iterable[tuple[str, object]]) -> Table:
         kwargs = dict(params)
-        return cls(f"family {family} {_typed(kwargs)}", lambda: family_table(family, kwargs))
+        return cls(f"family {family} {settings_key(kwargs)}", lambda: family_table(family, kwargs))
 
     @classmethod
     def content(cls, matrix, digest: str | None = None) -> Table:
@@ -424,8 +436,6 @@ t5_synthetic_bias_table = _results(relative.t5_synthetic_bias_table)
 
 rope_inv_freq = _results(rope.rope_inv_freq)
 interleaved_to_half = _results(rope.interleaved_to_half)
-rope_score_matrix = _held(rope.rope_score_matrix)
-rope_shifted_scores = _held(rope.rope_shifted_scores)
 rope_pair_trajectory = _results(rope.rope_pair_trajectory)
 rope_decay_profile = _results(rope.rope_decay_profile)
 dynamic_ntk_scale = _results(rope.dynamic_ntk_scale)

@@ -1,6 +1,6 @@
 """The pages' cache (posviz/ui/cache.py): thin wrappers with the core functions' parameters over Streamlit's
-``st.cache_data`` (results, a fresh copy on every hit), ``st.cache_resource`` (built figures, their arrays keyed
-exactly) and ``TABLES``, a store of the large position tables bounded by the bytes it holds.
+``st.cache_data`` (small results, a fresh copy on every hit) and ``TABLES``, one store bounded by the bytes it holds,
+of the large position tables, the results that can reach a million numbers and the built figures.
 
 What it promises and is tested here: results equal the core's and a page cannot change a cached one; every byte a
 ``TABLES`` entry holds is counted (arrays inside result objects, tuples, dicts, torch tensors) and the least recently

@@ -1,0 +1,158 @@
+"""Each page's views: functions of the settings in use that return what the page shows.
+
+A view (``@view``) takes the settings it reads, as plain values, and returns an :class:`Output`: its figures
+(:class:`Figure`: the plotly figure, its CSV data and how its caption is filled) and the texts between them, in
+order. It is computed by calling the core and the figure builders directly and cached as a whole in
+``cache.TABLES``, keyed by its name, the values and types of its settings and the language; its figures are held
+with their dictionaries (``cache.HeldFigure``), shared by every session: draw them, never change them. A page
+script reads its controls and calls ``draw(views.rope.scores(n, head_dim, base, seed, shift))``: where any
+figure's numbers come from is one hop from the page.
+
+Settings a view refuses raise ``ValueError`` with a sentence, which the page shows (``errors_shown``); an error is
+never cached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import streamlit as st
+
+from posviz import figures
+
+from .. import cache
+from ..i18n import current_language, t
+
+
+@dataclasses.dataclass(frozen=True)
+class Figure:
+    """A figure of a page, drawn by ``Figures(page).show(key, fig, data, **options)``: ``options`` are that
+    method's keywords (``variant``, ``suffix``, ``chart``, ``extra``, ``captioned``) and the caption's values."""
+
+    key: str
+    fig: go.Figure
+    data: Any = None
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+#: How a :class:`Text` is drawn: Markdown, a caption, a blue note, a yellow warning.
+TEXT_KINDS = ("markdown", "caption", "info", "warning")
+
+
+@dataclasses.dataclass(frozen=True)
+class Text:
+    """A sentence between the figures, already in the page's language."""
+
+    text: str
+    kind: str = "markdown"
+
+    def __post_init__(self) -> None:
+        if self.kind not in TEXT_KINDS:
+            raise TypeError(f"Text kind is one of {TEXT_KINDS}, not {self.kind!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Frame:
+    """A table of numbers (``st.dataframe``): column name -> values."""
+
+    columns: Mapping[str, Any]
+
+
+Item = Figure | Text | Frame
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """What a view shows, in order, on the page ``page``."""
+
+    page: str
+    items: tuple[Item, ...]
+
+    def figure(self, key: str) -> Figure:
+        """The figure of ``key`` (what a test reads)."""
+        for item in self.items:
+            if isinstance(item, Figure) and item.key == key:
+                return item
+        raise KeyError(key)
+
+    @property
+    def texts(self) -> list[str]:
+        return [item.text for item in self.items if isinstance(item, Text)]
+
+
+def _held(item: Item) -> Item:
+    if isinstance(item, Figure) and not isinstance(item.fig, cache.HeldFigure):
+        return dataclasses.replace(item, fig=cache.HeldFigure(item.fig))
+    return item
+
+
+def view(page: str):
+    """Make ``func`` (settings -> a sequence of items) a view of ``page``: its :class:`Output` cached as a whole in
+    ``cache.TABLES`` by the function's name, its settings (values and types: ``10`` and ``10.0`` draw differently)
+    and the current language, its figures held with their dictionaries."""
+
+    def wrap(func):
+        signature = inspect.signature(func)
+
+        @functools.wraps(func)
+        def cached(*args, **kwargs) -> Output:
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            key = ("view", func.__module__, func.__qualname__, cache.settings_key(bound.arguments), current_language())
+            return cache.TABLES.get(key, lambda: Output(page, tuple(_held(item) for item in func(*args, **kwargs))))
+
+        cached.uncached = func  # what a test compares with: the same items, built afresh
+        return cached
+
+    return wrap
+
+
+def draw(output: Output) -> None:
+    """Draw ``output`` on the page, item by item: figures with their captions and downloads (``Figures.show``)."""
+    from .. import Figures
+
+    shows = Figures(output.page)
+    for item in output.items:
+        if isinstance(item, Figure):
+            shows.show(item.key, item.fig, item.data, **item.options)
+        elif isinstance(item, Frame):
+            st.dataframe(dict(item.columns), hide_index=True)
+        elif item.kind == "markdown":
+            st.markdown(item.text)
+        elif item.kind == "caption":
+            st.caption(item.text)
+        elif item.kind == "info":
+            st.info(item.text)
+        else:
+            st.warning(item.text)
+
+
+def heatmap(matrix, *, reduced: np.ndarray | None = None, **kwargs) -> go.Figure:
+    """``figures.heatmap`` with the downsampling note in the current language; ``reduced`` the block means of a
+    large table when they are kept (``cache.family_preview``)."""
+    return figures.heatmap(matrix, downsampled_note=t("figure.downsampled"), reduced=reduced, **kwargs)
+
+
+def family_heatmap(family: str, params: Mapping[str, object], **kwargs) -> tuple[np.ndarray, go.Figure]:
+    """The table of ``family`` at ``params`` (``cache.family_table``: built once, shared) and its heatmap, drawn
+    from its block means kept beside it when it is large."""
+    table = cache.family_table(family, params)
+    return table, heatmap(table, reduced=cache.family_preview(family, params), **kwargs)
+
+
+__all__ = [
+    "Figure",
+    "Frame",
+    "Output",
+    "Text",
+    "draw",
+    "family_heatmap",
+    "heatmap",
+    "view",
+]

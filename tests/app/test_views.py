@@ -1,0 +1,133 @@
+"""Views (posviz/ui/views/): functions of their settings that return what a page shows, cached as a whole.
+
+What is promised and tested here: a view's output is kept by its settings (values and types) and the language, so
+the same settings give the same shared object and any changed one a new output; its numbers are those the core
+gives, checked against an independent derivation; a refused setting raises the core's ValueError and is never
+cached; a view module calls the core and the figure builders itself, never the page cache's aliases or Streamlit.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+import streamlit as st
+
+from posviz.ui import cache, views
+from posviz.ui.views import rope as rope_views
+
+from ._support import assert_matrix, heatmap_z
+
+VIEWS_DIR = pathlib.Path(views.__file__).parent
+
+
+@pytest.fixture(autouse=True)
+def english():
+    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
+    cache.TABLES.clear()
+    st.session_state["lang"] = "en"
+    yield
+    st.session_state.pop("lang", None)
+    cache.TABLES.clear()
+
+
+def mean_cos_scores(positions_q, positions_k, head_dim: int, base: float) -> np.ndarray:
+    """S[m, n] = mean_i cos((m - n) theta_i) with theta_i = base^(-2i/d): RoPE's score for q = k = ones, derived
+    by hand (each pair contributes 2 cos((m - n) theta_i), and S divides the sum by d)."""
+    theta = base ** (-np.arange(0, head_dim, 2) / head_dim)
+    gap = np.subtract.outer(np.asarray(positions_q, float), np.asarray(positions_k, float))
+    return np.cos(gap[..., None] * theta).mean(axis=-1)
+
+
+def test_same_settings_give_the_same_output_and_a_changed_one_a_new_output():
+    first = rope_views.scores(40, 16, 1000.0, None, 100)
+    assert rope_views.scores(40, 16, 1000.0, None, 100) is first
+    assert rope_views.scores(n=40, head_dim=16, base=1000.0, seed=None, shift=100) is first
+    assert rope_views.scores(40, 16, 1000.0, None, 101) is not first
+    assert rope_views.scores(40, 16, 1000.0, 3, 100) is not first
+    # 1000 and 1000.0 are drawn alike here but keyed apart: a value's type can change what a figure says
+    assert rope_views.scores(40, 16, 1000, None, 100) is not first
+
+
+def test_the_language_is_part_of_the_key():
+    english = rope_views.scores(40, 16, 1000.0, None, 7)
+    st.session_state["lang"] = "zh"
+    chinese = rope_views.scores(40, 16, 1000.0, None, 7)
+    assert chinese is not english
+    assert (
+        chinese.figure("scores").fig.to_dict()["layout"]["title"]
+        != english.figure("scores").fig.to_dict()["layout"]["title"]
+    )
+    assert_matrix(heatmap_z(chinese.figure("scores").fig.to_dict()), heatmap_z(english.figure("scores").fig.to_dict()))
+
+
+def test_scores_are_the_hand_derived_mean_of_cosines():
+    n, head_dim, base, shift = 40, 16, 1000.0, 100
+    out = rope_views.scores(n, head_dim, base, None, shift)
+    expected = mean_cos_scores(np.arange(n), np.arange(n), head_dim, base)
+    assert_matrix(heatmap_z(out.figure("scores").fig.to_dict()), expected, what="scores")
+    assert_matrix(out.figure("scores").data, expected, atol=1e-12, what="scores data")
+    k = min(n, rope_views.SHIFT_POSITIONS)
+    shifted = out.figure("shift").data["S_shifted"].reshape(k, k)
+    assert_matrix(shifted, mean_cos_scores(np.arange(k) + shift, np.arange(k) + shift, head_dim, base), atol=1e-9)
+    assert out.figure("shift").options == {"chart": "shift_fig"}
+
+
+def test_a_view_equals_its_uncached_build():
+    cached = rope_views.scores(24, 8, 500.0, 5, 30)
+    fresh = rope_views.scores.uncached(24, 8, 500.0, 5, 30)
+    assert [item.key for item in cached.items] == [item.key for item in fresh]
+    for got, built in zip(cached.items, fresh, strict=True):
+        assert got.fig.to_dict() == built.fig.to_dict()
+
+
+def test_angle_table_is_cos_of_m_theta():
+    n, head_dim, base = 50, 12, 200.0
+    out = rope_views.angle_table(n, head_dim, base)
+    theta = base ** (-np.arange(0, head_dim, 2) / head_dim)
+    expected = np.cos(np.arange(n)[:, None] * theta[None, :])
+    assert_matrix(heatmap_z(out.figure("table").fig.to_dict()), expected)
+    # the figure's data is the family's table itself, held once for every page that draws it
+    assert out.figure("table").data is cache.family_table(
+        "rope", {"base": base, "head_dim": head_dim, "n_positions": n}
+    )
+
+
+@pytest.mark.parametrize(("head_dim", "base"), [(63, 10_000.0), (64, 1.0), (64, 0.5), (0, 10_000.0)])
+def test_refused_settings_raise_and_are_not_cached(head_dim, base):
+    with pytest.raises(ValueError):
+        rope_views.check(head_dim, base)
+    for _ in range(2):
+        with pytest.raises(ValueError):
+            rope_views.scores(16, head_dim, base, None, 10)
+    assert not [key for key in cache.TABLES.keys() if key[0] == "view"]
+
+
+def test_check_lets_every_drawable_size_through():
+    for head_dim in (2, 3, 4, 8, 64, 512):
+        rope_views.check(head_dim, 10_000.0)
+
+
+def test_text_kinds_are_checked():
+    with pytest.raises(TypeError):
+        views.Text("a sentence", kind="banner")
+
+
+def view_modules() -> list[pathlib.Path]:
+    return sorted(path for path in VIEWS_DIR.glob("*.py") if path.name != "__init__.py")
+
+
+@pytest.mark.parametrize("path", view_modules(), ids=lambda path: path.name)
+def test_a_view_module_calls_the_core_itself(path):
+    """One hop from the page: a view reads the core and the builders, not the page cache's aliases of them (the
+    shared family tables and their previews are the only store it asks), and draws nothing itself."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    allowed = {"family_table", "family_preview", "TABLES"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "cache":
+            assert node.attr in allowed, f"{path.name}:{node.lineno} calls cache.{node.attr}"
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [alias.name for alias in node.names] + [getattr(node, "module", None) or ""]
+            assert not any(name.startswith("streamlit") for name in names), f"{path.name} imports streamlit"
