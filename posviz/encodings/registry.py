@@ -31,6 +31,13 @@ class Param:
     options: tuple = ()
     log: bool = False
 
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """``(minimum, maximum)`` of a numeric parameter; ``TypeError`` for one of options."""
+        if self.minimum is None or self.maximum is None:
+            raise TypeError(f"{self.name} is not a number in a range")
+        return self.minimum, self.maximum
+
     def clamp(self, value):
         """``value`` coerced into this parameter's range or options; the default when it makes no sense."""
         if self.options:

@@ -327,7 +327,7 @@ def lazy_tabs(page: str, draw: dict, *, label: str = "{page}.tab.{code}", kind: 
     whole = record is not None and record.whole and record.slides is None
     if record is not None:
         record.lazy = True
-    progress = record.slot.progress(0.0) if whole and record.slot is not None else None
+    progress = record.slot.progress(0.0) if record is not None and whole and record.slot is not None else None
     if whole:
         st.html(f"<style>[class*='st-key-{HIDDEN}'] {{ display: none !important; }}</style>")
     for i, (code, func) in enumerate(draw.items()):

@@ -30,7 +30,7 @@ import hashlib
 import inspect
 import os
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import plotly.graph_objects as go
@@ -120,6 +120,7 @@ def _find(held, value, depth: int = 3) -> tuple | None:
         return ()
     if depth == 0:
         return None
+    parts: Iterable[tuple[Any, Any]]
     if isinstance(held, (tuple, list)):
         parts = enumerate(held)
     elif isinstance(held, dict):
@@ -155,7 +156,7 @@ class TableStore:
         for key, held in self._store.items():
             where = _find(held, value)
             if where is not None:
-                return (*key, *where)
+                return (*cast(tuple, key), *where)  # every key of this store is a tuple (``get``)
         return None
 
     def keys(self) -> list[tuple]:
@@ -292,7 +293,7 @@ class Table:
 
 
 AnyTable = Table | learned.RandomTable
-_BY_KEY = {Table: lambda table: table.key}
+_BY_KEY: dict[str | type, Callable[[Any], Any]] = {Table: lambda table: table.key}
 
 
 def _array(table: AnyTable):
@@ -746,7 +747,7 @@ def _array_key(array: np.ndarray) -> tuple:
     data = np.ascontiguousarray(array)
     if data.dtype.hasobject:
         return ("objects", array.shape, _key(data.ravel().tolist()))
-    return ("bytes", array.dtype.str, array.shape, hashlib.blake2b(memoryview(data).cast("B")).digest())
+    return ("bytes", array.dtype.str, array.shape, hashlib.blake2b(data.data.cast("B")).digest())
 
 
 class _Unkeyable(TypeError):

@@ -348,7 +348,7 @@ def _shown_value(value) -> str | None:
     if isinstance(value, (int, str)):
         return str(value)
     if isinstance(value, (list, tuple)) and all(isinstance(v, (bool, int, float, str)) for v in value):
-        return ", ".join(_shown_value(v) for v in value)
+        return ", ".join(str(_shown_value(v)) for v in value)  # each a number, a flag or a text: never None
     name = getattr(value, "name", None)  # an uploaded file
     return name if isinstance(name, str) else None
 

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+from typing import TYPE_CHECKING
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from . import internals
 from .i18n import current_language, t
+
+if TYPE_CHECKING:
+    from .slides import Run
 
 CURRENT = "posviz.lesson"
 #: The page whose next run draws every tab, for the handout of the whole lesson (set by its button).
@@ -50,7 +55,7 @@ class Lesson:
     #: Index in ``figures`` of the open tab's first figure (figures above the tabs belong to no slide deck).
     tab_start: int = 0
     #: The slide state of this run (``slides.Run``), or None when the page is not shown as slides.
-    slides: object = None
+    slides: Run | None = None
     #: Messages of the errors shown in the open tab (a slide repeats them).
     errors: list[str] = dataclasses.field(default_factory=list)
     #: The link that reopens the view and the values in use, kept as the run ends (``handout.seal``).
@@ -65,9 +70,9 @@ class Lesson:
     #: Whether the page's tabs go through ``lazy_tabs``, which can draw them all (the whole lesson's button shows).
     lazy: bool = False
     #: Where the sidebar keeps the whole lesson's button (an ``st.empty``), filled as the run ends.
-    slot: object = None
+    slot: DeltaGenerator | None = None
     #: Where the slide counter of presentation mode's bar goes (an ``st.empty``), filled once the deck is known.
-    counter: object = None
+    counter: DeltaGenerator | None = None
 
     def add(self, shown: Shown) -> None:
         """Append ``shown``; a figure of the same key replaces its earlier self (a fragment drew it again)."""

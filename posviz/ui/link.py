@@ -182,9 +182,9 @@ def _names(tree: ast.AST) -> dict[str, list[ast.expr]]:
             positional = args.posonlyargs + args.args
             for arg, default in zip(positional[len(positional) - len(args.defaults) :], args.defaults, strict=True):
                 found.setdefault(arg.arg, []).append(default)
-            for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
-                if default is not None:
-                    found.setdefault(arg.arg, []).append(default)
+            for arg, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+                if kw_default is not None:
+                    found.setdefault(arg.arg, []).append(kw_default)
     return found
 
 
@@ -211,7 +211,7 @@ def _keys_in(path: Path) -> tuple[frozenset[str], tuple[str, ...]]:
         elif isinstance(expr, ast.JoinedStr) and any(isinstance(part, ast.Constant) for part in expr.values):
             # an f-string of names alone (f"{key}{suffix}") says nothing about the keys: the names' own values do
             patterns.add(
-                "".join(re.escape(part.value) if isinstance(part, ast.Constant) else ".*" for part in expr.values)
+                "".join(re.escape(str(part.value)) if isinstance(part, ast.Constant) else ".*" for part in expr.values)
             )
         elif isinstance(expr, ast.Name):
             for value in names.get(expr.id, ()):
@@ -255,8 +255,9 @@ def _view_modules(path: Path) -> set[Path]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.ImportFrom):
             continue
-        if node.level == 0 and (node.module or "").startswith("posviz.ui."):
-            base = ROOT.joinpath(*node.module.split("."))
+        module = node.module or ""
+        if node.level == 0 and module.startswith("posviz.ui."):
+            base = ROOT.joinpath(*module.split("."))
         elif node.level > 0 and path.parent.parent.is_relative_to(ui):  # a relative import inside a package of ui
             base = path.parents[node.level - 1].joinpath(*(node.module.split(".") if node.module else ()))
         else:

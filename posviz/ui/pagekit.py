@@ -3,16 +3,26 @@ lone control sits in."""
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import streamlit as st
 
 from .i18n import t
 
 
-def labels(title: str, x: str, y: str | None = None, **values) -> dict[str, str]:
+class Labels(TypedDict, total=False):
+    """The keyword arguments of a figure builder that name it: ``**labels(...)`` passes them."""
+
+    title: str
+    x_title: str
+    y_title: str
+
+
+def labels(title: str, x: str, y: str | None = None, **values) -> Labels:
     """The ``title``, ``x_title`` and ``y_title`` of a figure from their catalog keys, the ``{fields}`` of each
     filled from ``values`` (a text uses those it names): ``labels("rope.decay", "rope.axis.distance",
     "rope.axis.bound", d=64)``. Without ``y`` the figure keeps its own y title (none, or one it draws per panel)."""
-    named = {"title": t(title, **values), "x_title": t(x, **values)}
+    named = Labels(title=t(title, **values), x_title=t(x, **values))
     if y is not None:
         named["y_title"] = t(y, **values)
     return named

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from . import lesson as lessons
 from . import link, present, share
@@ -95,8 +96,8 @@ class Run:
 
     target: int | None  # None: the tab's last figure
     given: str | None  # the link's value, when it was not a slide number of this tab
-    title: object  # the bar's text (an st.empty)
-    body: object  # the slide: figure and caption (a container)
+    title: DeltaGenerator  # the bar's text (an st.empty)
+    body: DeltaGenerator  # the slide: figure and caption (a container)
     order: dict[str, str] = dataclasses.field(default_factory=dict)  # tab code -> label, in order
     values: dict[str, object] = dataclasses.field(default_factory=dict)  # tab code -> the session value opening it
     finished: bool = False
@@ -191,7 +192,7 @@ def finish() -> None:
     """Draw the chosen slide of the open tab, once its figures are all known (a second call does nothing)."""
     lesson = lessons.current()
     run = lesson.slides if lesson is not None else None
-    if run is None or run.finished:
+    if lesson is None or run is None or run.finished:
         return
     run.finished = True
     deck = lesson.deck()

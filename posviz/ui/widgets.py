@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Protocol, cast
 
 import streamlit as st
 
@@ -267,12 +268,13 @@ def style() -> None:
 def number(param: Param, *, key: str, maximum: float | None = None, slider: bool = True, **kwargs):
     """A number box with a slider under it (or a number box alone) for a numeric registry parameter, kept in the
     URL under ``key``; the parameter's step is the grid of its values."""
-    hi = param.maximum if maximum is None else min(param.maximum, maximum)
+    lo, top = param.bounds
+    hi = top if maximum is None else min(top, maximum)
     whole = isinstance(param.default, int)
     default = type(param.default)(min(param.default, hi))
     return numeric(
         _label(param, key),
-        int(param.minimum) if whole else float(param.minimum),
+        int(lo) if whole else float(lo),
         int(hi) if whole else float(hi),
         default,
         key=key,
@@ -287,11 +289,12 @@ def number(param: Param, *, key: str, maximum: float | None = None, slider: bool
 def log_number(param: Param, *, key: str, per_decade: int = 4):
     """A slider over log-spaced values (1, 1.8, 3.2, 5.6 per decade, to two significant digits) for a parameter like
     a base, under a number box that takes any value of the range (``base=500000``)."""
+    lo, hi = param.bounds
     return float(
         numeric(
             _label(param, key),
-            float(param.minimum),
-            float(param.maximum),
+            float(lo),
+            float(hi),
             float(param.default),
             key=key,
             log=True,
@@ -343,7 +346,17 @@ def _url_choice(widget, label: str, options: list, *, key: str, default, format_
     return value
 
 
-def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, object]:
+class Pane(Protocol):
+    """A tab of ``url_tabs``: a container to draw in, and whether it is the open one."""
+
+    open: bool
+
+    def __enter__(self) -> object: ...
+
+    def __exit__(self, *exc: object) -> bool | None: ...
+
+
+def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, Pane]:
     """Tabs that run only the open tab's code, with the open tab's code in the URL (``tab=shift``).
 
     ``labels`` maps each tab's code to its translated label, first tab first; returns code -> tab container,
@@ -376,7 +389,7 @@ def url_tabs(labels: dict[str, str], *, key: str = "tab") -> dict[str, object]:
         st.query_params.pop(key, None)
     else:
         st.query_params[key] = current
-    return dict(zip(codes, tabs, strict=True))
+    return dict(zip(codes, cast(list[Pane], tabs), strict=True))
 
 
 class _Pane:

@@ -19,7 +19,7 @@ from .verdicts import FIG, at_setting
 def alibi() -> claims.Evidence:
     """Each head's slope as the paper and as the article compute them, for each head count."""
     found = cache.check("alibi")
-    traces = {}
+    traces: dict[str, tuple] = {}
     for h in claims.ALIBI_HEADS:
         heads = range(h)
         traces[t("claims.alibi.paper", h=h)] = (heads, found.arrays[f"paper_{h}"])

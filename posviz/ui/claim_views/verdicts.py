@@ -42,13 +42,14 @@ def formatted(values: dict) -> dict:
     def one(value):
         if value is None:
             return "—"
-        if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             return str(value)
-        if float(value).is_integer() and abs(value) < 1e7:
-            return f"{int(value):,}"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:.3g}"
+        number = float(value)
+        if number.is_integer() and abs(number) < 1e7:
+            return f"{int(number):,}"
+        if abs(number) >= 1000:
+            return f"{number:,.0f}"
+        return f"{number:.3g}"
 
     return {name: one(value) for name, value in values.items()}
 

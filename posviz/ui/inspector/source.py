@@ -104,12 +104,13 @@ def load(chosen: tuple, *, key: str | None) -> Loaded | None:
         )
         if found is None or tensor != found.key:
             _, found = cache.checkpoint(source, tensor, name=name)
+    assert found is not None  # read above, or picked in the selector when no tensor is a known table
     return Loaded(digest, found, name)
 
 
 def known_label(name: str | None) -> str:
     """The translated name of a known tensor family (the core names them in English), or "" for None."""
-    suffix = {known.name: known.suffix for known in ckpt.KNOWN_KEYS}.get(name)
+    suffix = {known.name: known.suffix for known in ckpt.KNOWN_KEYS}.get(name) if name is not None else None
     return t(f"inspect.known.{suffix}") if suffix else (name or "")
 
 

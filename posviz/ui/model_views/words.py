@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from posviz.models import ModelPositions
+
 from .. import Figures, cache, t, widgets
 
 FIG = Figures("models")
@@ -100,7 +102,7 @@ def style_of(layer, first_theta) -> str:
     return "rope" if layer.rope_theta == first_theta else "rope_other_base"
 
 
-def map_rows(named: dict[str, object]) -> dict[str, list[dict]]:
+def map_rows(named: dict[str, ModelPositions]) -> dict[str, list[dict]]:
     """The layer map's rows: for each model, its groups of layers with their label, layers and colour code."""
     rows = {}
     for name, positions in named.items():
@@ -119,7 +121,7 @@ def map_rows(named: dict[str, object]) -> dict[str, list[dict]]:
     return rows
 
 
-def layer_map(named: dict[str, object], suffix: str | None = None) -> None:
+def layer_map(named: dict[str, ModelPositions], suffix: str | None = None) -> None:
     """The layer map of the models ``named`` (name -> ``ModelPositions``), one row each, with a CSV of one line per
     layer; ``suffix`` follows the file name (the compare tab's map)."""
     rows = map_rows(named)
@@ -127,7 +129,7 @@ def layer_map(named: dict[str, object], suffix: str | None = None) -> None:
         rows, title=t("models.map"), x_title=t("models.axis.layer"), layer_label=t("models.axis.layer")
     )
     columns = ("kind", "attention", "window")
-    data = {"model": [], "layer": [], **{c: [] for c in columns}, "group": []}
+    data: dict[str, list] = {"model": [], "layer": [], **{c: [] for c in columns}, "group": []}
     for name, groups in rows.items():
         for group in groups:
             for index in group["indices"]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -92,25 +92,28 @@ def _held(item: Item) -> Item:
     return item
 
 
+class View:
+    """A view of ``page`` made by :func:`view`: called with its settings, the cached :class:`Output` of ``func``;
+    ``uncached`` is ``func`` itself, what a test compares with (the same items, built afresh)."""
+
+    def __init__(self, page: str, func: Callable[..., Iterable[Item]]) -> None:
+        functools.update_wrapper(self, func)
+        self.page, self.uncached = page, func
+        self._signature = inspect.signature(func)
+
+    def __call__(self, *args, **kwargs) -> Output:
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        func = self.uncached
+        key = ("view", func.__module__, func.__qualname__, cache.settings_key(bound.arguments), current_language())
+        return cache.TABLES.get(key, lambda: Output(self.page, tuple(_held(item) for item in func(*args, **kwargs))))
+
+
 def view(page: str):
     """Make ``func`` (settings -> a sequence of items) a view of ``page``: its :class:`Output` cached as a whole in
     ``cache.TABLES`` by the function's name, its settings (values and types: ``10`` and ``10.0`` draw differently)
     and the current language, its figures held with their dictionaries."""
-
-    def wrap(func):
-        signature = inspect.signature(func)
-
-        @functools.wraps(func)
-        def cached(*args, **kwargs) -> Output:
-            bound = signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            key = ("view", func.__module__, func.__qualname__, cache.settings_key(bound.arguments), current_language())
-            return cache.TABLES.get(key, lambda: Output(page, tuple(_held(item) for item in func(*args, **kwargs))))
-
-        cached.uncached = func  # what a test compares with: the same items, built afresh
-        return cached
-
-    return wrap
+    return functools.partial(View, page)
 
 
 def draw(output: Output) -> None:

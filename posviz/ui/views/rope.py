@@ -16,6 +16,8 @@ from . import Figure, family_heatmap, heatmap, view
 
 #: Positions of the shifted-scores pair of maps: at most this many of the page's n, so the two stay readable.
 SHIFT_POSITIONS = 64
+#: The colour bar's title of the score maps.
+SCORE = "q·k / d"
 
 
 def check(head_dim: int, base: float) -> None:
@@ -42,21 +44,28 @@ def angle_table(n: int, head_dim: int, base: float):
 @view("rope")
 def scores(n: int, head_dim: int, base: float, seed: int | None, shift: int):
     """S[m, n] = RoPE(q, m) . RoPE(k, n) / d (``rope.rope_score_matrix``; q = k = ones for ``seed=None``) and the
-    same scores with both positions moved by ``shift`` (``rope.rope_shifted_scores``), on one colour scale."""
+    same scores with both positions moved by ``shift`` (``rope.rope_shifted_scores``), on one colour scale (-1 .. 1
+    for q = k = ones, where S is a mean of cosines; the largest |S| of the three maps otherwise)."""
     matrix = rope.rope_score_matrix(n, head_dim, base=base, seed=seed)
     k = min(n, SHIFT_POSITIONS)
     plain, shifted, diff = rope.rope_shifted_scores(k, head_dim, shift, base=base, seed=seed)
-    # -1 .. 1 for q = k = ones (S is then a mean of cosines); the largest |S| of the three maps otherwise
     reach = 1.0 if seed is None else rope_figures.symmetric_reach(matrix, plain, shifted)
-    scale = {"zmin": -reach, "zmax": reach, "colorbar_title": "q·k / d"}
     pair = rope_figures.heatmap_pair(
         plain,
         shifted,
         subtitles=(t("rope.shift.left"), t("rope.shift.right", s=shift)),
         **labels("rope.shift", "axis.key_position", "axis.query_position", k=k, diff=f"{diff:.2g}"),
-        **scale,
+        zmin=-reach,
+        zmax=reach,
+        colorbar_title=SCORE,
     )
-    grid = heatmap(matrix, **labels("rope.scores", "axis.key_position", "axis.query_position"), **scale)
+    grid = heatmap(
+        matrix,
+        **labels("rope.scores", "axis.key_position", "axis.query_position"),
+        zmin=-reach,
+        zmax=reach,
+        colorbar_title=SCORE,
+    )
     return [
         Figure("scores", grid, matrix),
         Figure("shift", pair, {"S": plain.ravel(), "S_shifted": shifted.ravel()}, {"chart": "shift_fig"}),
