@@ -131,3 +131,33 @@ def test_a_view_module_calls_the_core_itself(path):
         if isinstance(node, ast.Import | ast.ImportFrom):
             names = [alias.name for alias in node.names] + [getattr(node, "module", None) or ""]
             assert not any(name.startswith("streamlit") for name in names), f"{path.name} imports streamlit"
+
+
+def test_draw_shows_every_kind_of_text_and_table_in_order():
+    from streamlit.testing.v1 import AppTest
+
+    def script():
+        from posviz.ui import views
+
+        views.draw(
+            views.Output(
+                "rope",
+                (
+                    views.Text("**bold**"),
+                    views.Text("a caption", "caption"),
+                    views.Text("a note", "info"),
+                    views.Text("a warning", "warning"),
+                    views.Text(r"m_h = 2^{-8h/n}", "latex"),
+                    views.Frame({"head": [0, 1], "slope": [0.5, 0.25]}),
+                ),
+            )
+        )
+
+    at = AppTest.from_function(script, default_timeout=30).run()
+    assert not at.exception
+    assert [m.value for m in at.markdown if m.value == "**bold**"] == ["**bold**"]
+    assert [c.value for c in at.caption] == ["a caption"]
+    assert [i.value for i in at.info] == ["a note"]
+    assert [w.value for w in at.warning] == ["a warning"]
+    assert [x.value.strip("$\n") for x in at.latex] == [r"m_h = 2^{-8h/n}"]
+    assert at.dataframe[0].value["slope"].tolist() == [0.5, 0.25]

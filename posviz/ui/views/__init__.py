@@ -41,8 +41,8 @@ class Figure:
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
-#: How a :class:`Text` is drawn: Markdown, a caption, a blue note, a yellow warning.
-TEXT_KINDS = ("markdown", "caption", "info", "warning")
+#: How a :class:`Text` is drawn: Markdown, a caption, a blue note, a yellow warning, a LaTeX formula.
+TEXT_KINDS = ("markdown", "caption", "info", "warning", "latex")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,6 +132,8 @@ def draw(output: Output) -> None:
             st.caption(item.text)
         elif item.kind == "info":
             st.info(item.text)
+        elif item.kind == "latex":
+            st.latex(item.text)
         else:
             st.warning(item.text)
 
