@@ -209,22 +209,17 @@ TIE_TOLERANCE = 1e-6
 
 
 def position_probe(table, *, folds: int = 5, seed: int = 0) -> float:
-    """How well a linear map reads the position index back out of a row: the mean absolute error, in positions,
-    of a ``folds``-fold cross-validated ridge regression from PE(p) to p (the probe of Wang & Chen, 2020,
-    "What Do Position Embeddings Learn?", EMNLP 2020; arXiv:2010.04903).
-
-    The penalty is chosen by nested cross-validation: in each outer fold, alpha is the one of
-    ``PROBE_PENALTIES`` x (||X_c||_F^2 / min(m, d)) with the lowest leave-one-out squared error on the m training
-    rows X (centred, X_c; intercept unpenalised; errors within ``TIE_TOLERANCE`` of the lowest are a tie, won by the
-    largest penalty, so the choice never hangs on rounding), computed in closed form from the eigendecomposition of the
-    training rows as e_i / (1 - H_ii), e the residual and H = 11^T / m + X_c (X_c^T X_c + alpha I)^-1 X_c^T the hat
-    matrix (the leave-one-out identity of Allen, 1974; Golub, Heath & Wahba, 1979); the held-out rows of the fold
-    are only ever predicted. A fixed small penalty would let a table of
-    noise, whose rows say nothing about their position, fit its training rows and score worse than a blind
-    guess; the chosen penalty lets it fall back to (nearly) the constant guess instead. 0 means positions are
-    perfectly linearly decodable; a table of pure noise scores about n / 4, the error of always guessing the
+    """Mean absolute error, in positions, of a ``folds``-fold cross-validated ridge regression from PE(p) to p: the
+    probe of Wang & Chen (2020), "What Do Position Embeddings Learn?", EMNLP 2020 (arXiv:2010.04903). 0: positions
+    are perfectly linearly decodable; a table of pure noise scores about n / 4, the error of always guessing the
     middle position (:func:`constant_guess_error`).
-    """
+
+    Each outer fold chooses its penalty among ``PROBE_PENALTIES`` x ||X_c||_F^2 / min(m, d) (X_c the m centred
+    training rows, intercept unpenalised) by the lowest leave-one-out squared error, in closed form: e_i / (1 - H_ii)
+    with H = 11^T / m + X_c (X_c^T X_c + alpha I)^-1 X_c^T (Allen, 1974; Golub, Heath & Wahba, 1979). Errors within
+    ``TIE_TOLERANCE`` of the lowest tie, won by the largest penalty, so the choice never hangs on rounding. A fixed
+    small penalty would let noise fit its training rows and score worse than a blind guess; the chosen one lets it
+    fall back to (nearly) that guess. The held-out rows are only ever predicted."""
     table = checks.finite_table(table)
     return nested_ridge_probe(table, np.arange(table.shape[0], dtype=np.float64), folds, seed)
 
@@ -267,7 +262,9 @@ def nested_ridge_probe(rows: np.ndarray, target: np.ndarray, folds, seed) -> flo
 
 def _ridge_fold(centred, gram, dual: bool, train, test, y) -> np.ndarray:
     """Predictions for the rows ``test`` of a ridge fitted on the rows ``train`` with the penalty of lowest
-    leave-one-out error. With X_c = U S V^T the centred training rows (thin SVD, from the eigendecomposition of the
+    leave-one-out error.
+
+    With X_c = U S V^T the centred training rows (thin SVD, from the eigendecomposition of the
     smaller Gram matrix, s^2 its eigenvalues) and g = alpha / (s^2 + alpha): the leave-one-out residual is
     r_i / (1 - H_ii) with r = P y_c + U diag(g) U^T y_c and 1 - H_ii = P_ii + sum_k U_ik^2 g_k, P the projection
     onto what neither the intercept nor X_c spans; a held-out row x is predicted as
@@ -351,15 +348,14 @@ class PositionSpectrum:
 
 
 def position_spectrum(table, *, max_dims: int = 512) -> PositionSpectrum:
-    """The power spectrum of every column along positions, P_i(omega_j) = |sum_p (PE[p, i] - mean_i) e^{-i omega_j p}|^2
-    with omega_j = 2 pi j / n_fft, each column normalised to total power 1 (so a tiny random table and a unit
-    sinusoid compare). Columns are zero-padded to n_fft = max(MIN_FFT, 2^ceil(log2 n)), which interpolates the
-    spectrum on a finer grid; the resolution stays about 2 pi / n, so a column with less than one period in n
-    positions shows as its slowest resolvable frequency. For a sinusoidal table column 2k (and 2k + 1) peaks at
-    omega_k = base^(-2k / d) (Vaswani et al., 2017) whenever omega_k > 2 pi / n. The evenly spaced columns of
-    :func:`spectrum_dims` are analysed (at most ``max_dims``, fewer past n = 16,384); a table drawn on demand
-    (``learned.RandomTable``) draws only those.
-    """
+    """P_i(omega_j) = |sum_p (PE[p, i] - mean_i) e^{-i omega_j p}|^2, omega_j = 2 pi j / n_fft, for each analysed
+    column i, normalised to total power 1 (a tiny random table and a unit sinusoid compare). For a sinusoidal table
+    columns 2k and 2k + 1 peak at omega_k = base^(-2k / d) (Vaswani et al., 2017) whenever omega_k > 2 pi / n.
+
+    Columns are zero-padded to n_fft = max(MIN_FFT, 2^ceil(log2 n)), a finer grid at a resolution of about
+    2 pi / n (a column with less than one period in n positions shows as the slowest resolvable frequency). The
+    columns of :func:`spectrum_dims` are analysed (at most ``max_dims``, fewer past n = 16,384); a table drawn on
+    demand (``learned.RandomTable``) draws only those."""
     if checks.drawn_on_demand(table):  # the analysed columns of every row, the table never held whole
         n, d = table.shape
         dims = spectrum_dims(n, d, max_dims)
@@ -714,21 +710,21 @@ LEVEL_CHANGE_BUDGET = 60_000_000
 
 @dataclass(frozen=True)
 class Roughness:
-    """How noisy each row is against its neighbours: ``positions`` 1 .. n - 2 and ``value`` the norm of the second
-    difference ||PE(p + 1) - 2 PE(p) + PE(p - 1)|| divided by the median row norm (a smooth table is near 0, a table
-    of independent noise near sqrt(6)). ``cut`` is the first row of the second level of the best two-level fit of
-    log(value) (None for fewer than 8 values), ``explained`` the share of the variance of log(value) that fit
-    explains, ``p_value`` how often a table of pure noise of the same shape explains at least as much (the Monte
-    Carlo p-value (1 + k) / (draws + 1) over ``draws`` noise tables), and ``change`` the cut only when ``p_value`` is
-    at most ``alpha`` (else None: the fit is no better than noise's). ``ratio`` is the median value from the cut on
-    over the median before it."""
+    """How noisy each row is against its neighbours: value(p) = ||PE(p + 1) - 2 PE(p) + PE(p - 1)|| / median ||PE||
+    at ``positions`` 1 .. n - 2 (a smooth table is near 0, a table of independent noise near sqrt(6)), and whether
+    its level changes at some row (:func:`roughness_by_position`)."""
 
     positions: np.ndarray
     value: np.ndarray
+    #: ``cut`` when the change passes the test against noise (``p_value`` at most ``alpha``), else None.
     change: int | None
+    #: The median value from the cut on over the median before it.
     ratio: float
+    #: The first row of the second level of the best two-level fit of log(value) (None for fewer than 8 values).
     cut: int | None = None
+    #: The share of the variance of log(value) that fit explains.
     explained: float = 0.0
+    #: How often a table of pure noise of the same shape explains at least as much: (1 + k) / (draws + 1).
     p_value: float = 1.0
     alpha: float = LEVEL_CHANGE_ALPHA
     draws: int = 0
@@ -787,19 +783,16 @@ def level_change_null(rows: int, dims: int) -> np.ndarray:
 
 
 def roughness_by_position(table, *, alpha: float = LEVEL_CHANGE_ALPHA) -> Roughness:
-    """Are the rows past some index noisier than the ones before? (Devlin et al., 2019, pre-trained BERT on
-    sequences of 128 tokens for 90% of the steps and of 512 for the rest, so its rows past 128 were trained far
-    less.) The second difference along positions is small where neighbouring rows
-    change smoothly and large where each row is its own noise; the cut c minimises the squared error of fitting
-    log(value) by one constant before c and another from c on (computed for every c at once from cumulative sums).
-    The second difference at position p reads rows p - 1, p and p + 1, so when rows from k on are noisy the first
-    rough value is at p = k - 1: the cut is the position of the split plus one, the row k itself.
+    """value(p) = ||PE(p + 1) - 2 PE(p) + PE(p - 1)|| / median ||PE||, and whether the rows past some index are
+    noisier than the ones before (Devlin et al., 2019, pre-trained BERT on 128 tokens for 90% of the steps and on 512
+    for the rest, so its rows past 128 were trained far less).
 
-    Even pure noise has a best split, so the cut is a change only when it passes a test against noise: the share of
-    the variance of log(value) it explains is compared with the shares explained on tables of independent normal
-    entries of the same shape (``level_change_null``; the fit is blind to the table's scale), and ``change`` is
-    set only when the Monte Carlo p-value is at most ``alpha`` (1% by default: on tables of pure noise a change is
-    marked in 1% of them)."""
+    The cut c minimises the squared error of fitting log(value) by one constant before c and another from c on (every
+    c at once, from cumulative sums); since value(p) reads rows p - 1 .. p + 1, noisy rows from k on start at
+    p = k - 1 and the cut is reported as k. Pure noise has a best split too, so ``change`` is set only when the share
+    of variance the split explains beats tables of independent normal entries of the same shape
+    (``level_change_null``) at a Monte Carlo p-value of at most ``alpha`` (1%: a change is marked on 1% of noise
+    tables)."""
     if not 0 < alpha < 1:
         raise ValueError(f"the false-alarm rate alpha must be between 0 and 1; got {alpha}")
     table = checks.finite_table(table, min_rows=3)

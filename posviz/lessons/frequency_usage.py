@@ -44,38 +44,43 @@ from ..encodings.rope import pair_dimensions, rope_wavelength
 
 @dataclasses.dataclass(frozen=True)
 class FrequencyUsage:
-    """The Frobenius norm of the two weight rows feeding each rotary pair of each head, for one rotary group of
-    layers (``RotaryGroup``: the layers that share head sizes, layout and frequencies, so one frequency axis):
-    ``query`` (layers, heads, pairs), ``key`` (layers, kv_heads, pairs; MLA: one key head, the rotary key all heads
-    share); pair i turns at ``inv_freq[i]`` (highest frequency first), its wavelength 2 pi / theta_i positions.
-    ``layers`` the layer numbers read; ``layout`` the model's pairing ("half": dims i and i + rotary_dim / 2;
-    "interleaved": 2i and 2i + 1), ``head_dim`` the query head size and ``rotary_dim`` the dimensions its rotary
-    embedding covers; ``zero_frequency_pairs`` the pairs of that embedding whose frequency is 0 (Gemma 4's
-    ``proportional`` rope type), which never turn, have an infinite wavelength and are left out of the pairs here
-    as the unrotated dims of a partial RoPE are; ``training_context`` the context the model was pre-trained on,
-    when the config gives it. ``groups`` every rotary group of the model and ``group`` the index of the one read;
-    ``nope_layers`` the attention layers without a rotary embedding (SmolLM3's, Llama 4's every fourth, Cohere2's
-    full-attention layers), never measured as rotating; ``mla`` whether the model is DeepSeek-V3's multi-head latent
-    attention; ``head_norms`` the normalisations the checkpoint applies to each query or key head after its
-    projection (``q_norm``, ``k_norm``, DeepSeek-V4's ``kv_norm``: the names of their weights beside the read
-    layers' projections), whose per-dimension scale the usage does not include; ``kv_shared`` {layer: the layer whose
-    keys it reuses} for the read layers that project no keys of their own (Gemma 3n / Gemma 4's KV sharing)."""
+    """||W[rows of pair i]||_F, the Frobenius norm of the two weight rows feeding each rotary pair i of each head,
+    for one rotary group of layers (``RotaryGroup``: the layers that share head sizes, layout and frequencies, so
+    one frequency axis). Pair i turns at ``inv_freq[i]`` (highest frequency first), its wavelength 2 pi / theta_i
+    positions."""
 
+    #: (layers, heads, pairs): the query projection's norms.
     query: np.ndarray
+    #: (layers, kv_heads, pairs): the key projection's; MLA: one key head, the rotary key all heads share.
     key: np.ndarray
     inv_freq: np.ndarray
+    #: The model's pairing: "half" (dims i and i + rotary_dim / 2) or "interleaved" (2i and 2i + 1).
     layout: str
+    #: The layer numbers read.
     layers: np.ndarray
+    #: The query head size; ``rotary_dim`` the dimensions its rotary embedding covers.
     head_dim: int
     rotary_dim: int
+    #: The context the model was pre-trained on, when the config gives it.
     training_context: int | None
     model_type: str | None
+    #: The attention layers without a rotary embedding (SmolLM3's, Llama 4's every fourth, Cohere2's full-attention
+    #: layers), never measured as rotating.
     nope_layers: tuple[int, ...] = ()
+    #: Every rotary group of the model, and the index of the one read.
     groups: tuple[RotaryGroup, ...] = ()
     group: int = 0
+    #: The pairs of the rotary embedding whose frequency is 0 (Gemma 4's ``proportional`` rope type): they never
+    #: turn, have an infinite wavelength, and are left out of the pairs here as a partial RoPE's unrotated dims are.
     zero_frequency_pairs: int = 0
+    #: Whether the model is DeepSeek-V3's multi-head latent attention.
     mla: bool = False
+    #: The normalisations the checkpoint applies to each query or key head after its projection (``q_norm``,
+    #: ``k_norm``, DeepSeek-V4's ``kv_norm``: their weights' names beside the read layers' projections), whose
+    #: per-dimension scale the usage does not include.
     head_norms: tuple[str, ...] = ()
+    #: {layer: the layer whose keys it reuses} for read layers that project no keys of their own (Gemma 3n / Gemma
+    #: 4's KV sharing).
     kv_shared: dict[int, int] = dataclasses.field(default_factory=dict)
 
     @property

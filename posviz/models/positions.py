@@ -264,7 +264,9 @@ class ModelPositions:
     config was read (a multimodal config's ``text_config``, e.g. "llama4_text"). ``max_position_embeddings`` (the
     config's or its class's default; MPT's ``max_seq_len``, GPT-J's ``n_positions``; None for BLOOM and T5, which
     have no such limit) and ``original_max_position_embeddings`` (the pre-training context of a scaled RoPE, else
-    None). ``ignored``: (key, reason) pairs, the position keys of the config that change nothing (reasons in
+    None).
+
+    ``ignored``: (key, reason) pairs, the position keys of the config that change nothing (reasons in
     IGNORE_REASONS; rope keys are written "rope_parameters.<key>", or "rope_parameters.<layer type>.<key>"; keys
     inside a multimodal config's text_config "text_config.<key>", its own top-level ones bare).
 

@@ -203,7 +203,9 @@ class Figures:
     ) -> None:
         """``show`` ``fig`` as the figure ``key``: its caption the notice (``variant`` and ``values`` as in
         :meth:`notice`, then ``extra``), its files ``<page>-<key>`` (then ``-<suffix>``, for a figure of one setting:
-        ``alibi-bias-head3``). ``each`` tells apart the figures of one key drawn in the same run, one per item (per
+        ``alibi-bias-head3``).
+
+        ``each`` tells apart the figures of one key drawn in the same run, one per item (per
         encoding: ``lab-animation-rope``): it follows the key in the chart key as well as in the file stem. ``chart``
         names the chart element instead where the key's name is taken: by a control of the page (``base``), or by
         another figure captioned from the same texts. ``captioned=False`` draws no caption (figures side by side,
