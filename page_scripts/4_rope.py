@@ -7,7 +7,6 @@ import streamlit as st
 
 import posviz
 from posviz.encodings import rope
-from posviz.figures import rope as rope_figures
 from posviz.models import rope_configs
 from posviz.ui import (
     Figures,
@@ -15,7 +14,6 @@ from posviz.ui import (
     controls,
     errors_shown,
     fragment,
-    heatmap,
     intro,
     lazy_tabs,
     menu,
@@ -24,16 +22,12 @@ from posviz.ui import (
     views,
     widgets,
 )
-from posviz.ui.pagekit import labels
 from posviz.ui.views import rope as rope_views
 
 CTL = widgets.Controls("rope")
 FIG = Figures("rope")
 
 FAMILY = posviz.family("rope")
-DECAY_BASES = (10_000.0, 500_000.0, 1_000_000.0)
-DECAY_POINTS = 1024
-CHECK_POSITIONS = 8
 
 
 @fragment
@@ -45,28 +39,7 @@ def animation(head_dim, base):
     with c2:
         count = CTL.numeric("anim_pairs", 2, 6, 4, slider=True)
     with errors_shown("setting"):
-        inv, _ = cache.rope_inv_freq(head_dim, base=base)
-        pairs = posviz.evenly_spaced(inv.size, count)
-        positions = posviz.evenly_spaced(length, length)
-        trajectory = cache.rope_pair_trajectory((1.0,) * head_dim, positions, inv, pairs)
-        turns = rope.rope_wavelength(inv[pairs])
-        titles = [
-            t("rope.anim.pair", i=int(i), theta=f"{inv[i]:.3g}", turn=f"{w:,.1f}" if w < 100 else f"{w:,.0f}")
-            for i, w in zip(pairs, turns, strict=True)
-        ]
-        fig = cache.rotation_animation_figure(
-            trajectory,
-            positions,
-            titles,
-            title=t("rope.anim"),
-            play=t("rope.anim.play"),
-            pause=t("rope.anim.pause"),
-            slider_prefix=t("rope.anim.position"),
-        )
-        data = {"position": positions}
-        for j, i in enumerate(pairs):
-            data[f"pair{int(i)}_a"], data[f"pair{int(i)}_b"] = trajectory[:, j, 0], trajectory[:, j, 1]
-        FIG.show("anim", fig, data)
+        views.draw(rope_views.animation(head_dim, base, int(length), int(count)))
 
 
 @fragment
@@ -95,17 +68,7 @@ def decay(head_dim, base):
     st.latex(r"\frac{1}{d/2}\sum_{j=1}^{d/2}\lvert S_j\rvert,\qquad S_j=\sum_{i=0}^{j-1} e^{\mathrm{i}(m-n)\theta_i}")
     reach = CTL.numeric("decay_len", 16, 32768, 1024, marks=widgets.POWERS_OF_TWO)
     with errors_shown("setting"):
-        curves = {}
-        for b in dict.fromkeys((*DECAY_BASES, base)):
-            distances, bound, envelope = cache.rope_decay_profile(int(reach), head_dim, base=b, points=DECAY_POINTS)
-            curves[t("rope.decay.base", base=f"{b:,.0f}")] = (bound, envelope)
-        fig = cache.decay_bounds_figure(
-            distances, curves, **labels("rope.decay", "rope.axis.distance", "rope.axis.bound", d=head_dim)
-        )
-        data = {"distance": distances}
-        for name, (bound, envelope) in curves.items():
-            data[f"{name}: bound"], data[f"{name}: envelope"] = bound, envelope
-        FIG.show("decay", fig, data)
+        views.draw(rope_views.decay(head_dim, base, int(reach)))
 
 
 @fragment
@@ -115,19 +78,7 @@ def layouts(base):
     st.latex(r"x^{\text{half}} = x^{\text{interleaved}}[p],\quad p = (0, 2, 4, \dots, r-2,\; 1, 3, \dots, r-1)")
     d = CTL.numeric("perm_d", 2, 32, 8, step=2, slider=True)
     with errors_shown("setting"):
-        perm = cache.interleaved_to_half(d)
-        inter, half = cache.layout_pair_index(d)
-        rows = [t("rope.layouts.row.interleaved"), t("rope.layouts.row.half"), t("rope.layouts.row.perm")]
-        fig = cache.index_map_figure([inter, half, perm], rows, **labels("rope.layouts", "axis.dimension"))
-        FIG.show("layouts", fig, {"dimension": range(d), "pair_interleaved": inter, "pair_half": half, "p": perm})
-        a, b, diff = cache.rope_layout_check(d, CHECK_POSITIONS, base=base)
-        fig = cache.heatmap_pair_figure(
-            a,
-            b,
-            subtitles=(t("rope.check.left"), t("rope.check.right")),
-            **labels("rope.check", "axis.dimension", "axis.position", diff=f"{diff:.2g}"),
-        )
-        FIG.show("check", fig, {"interleaved_then_p": a.ravel(), "p_then_half": b.ravel()})
+        views.draw(rope_views.layouts(int(d), base))
 
 
 @fragment
@@ -143,13 +94,7 @@ def partial(n, head_dim, base):
     with c2:
         layout = CTL.radio("rope_layout", list(rope.LAYOUTS), "half", text="layout", names="rope.layout")
     with errors_shown("setting"):
-        table, rotates = cache.partial_rotary_table(n, head_dim, round(prf, 2), base=base, layout=layout)
-        named = labels("rope.partial", "axis.dimension", "axis.position", r=int(rotates.sum()), d=head_dim)
-        FIG.show("partial", heatmap(table, **named, zmin=-1.5, zmax=1.5, colorbar_title="RoPE(1)"), table)
-
-
-def method_labels():
-    return [t(f"rope.method.{m}") for m in rope_configs.EXTENSION_METHODS]
+        views.draw(rope_views.partial(n, head_dim, base, round(prf, 2), layout))
 
 
 @fragment
@@ -167,41 +112,9 @@ def extension(head_dim, base):
         original = CTL.numeric("orig", 256, 262144, 4096, marks=widgets.POWERS_OF_TWO)
     with c3:
         share = CTL.numeric("cur", 1, 64, 8, marks=widgets.POWERS_OF_TWO)
+    current = original * min(share, factor)
     with errors_shown("setting"):
-        current = original * min(share, factor)
-        cmp = cache.compare_scalings(head_dim, base, float(factor), original, current)
-        methods = method_labels()
-        pairs = range(cmp.original.size)
-        series = {t("rope.method.none"): cmp.original_wavelength, **dict(zip(methods, cmp.wavelength, strict=True))}
-        contexts = {
-            t("rope.ext.orig", L=f"{original:,}"): original,
-            t("rope.ext.target", L=f"{factor * original:,}"): factor * original,
-        }
-        named = labels("rope.ext.wavelength", "axis.pair", "rope.axis.wavelength", cur=f"{current:,}")
-        FIG.show(
-            "ext.wavelength", cache.rope_wavelengths_figure(pairs, series, contexts, **named), {"pair": pairs, **series}
-        )
-        class_labels = [t(f"rope.class.{c}") for c in rope.PAIR_CLASSES]
-        named = labels("rope.ext.classes", "axis.pair")
-        fig = cache.class_map_figure(cmp.classes, cmp.ratio, methods, class_labels, **named, ratio_label="θ′/θ")
-        data = {
-            "pair": pairs,
-            **{f"{m}_ratio": r for m, r in zip(cmp.methods, cmp.ratio, strict=True)},
-            **{f"{m}_class": c for m, c in zip(cmp.methods, cmp.classes, strict=True)},
-        }
-        FIG.show("ext.classes", fig, data)
-        named = labels("rope.ext.attention", "rope.axis.method", "rope.axis.attention")
-        fig = cache.bars_figure(methods, cmp.attention_factor, **named)
-        FIG.show("ext.attention", fig, {"method": list(cmp.methods), "attention_factor": cmp.attention_factor})
-        counts = cmp.counts()
-        st.dataframe(
-            {
-                t("rope.axis.method"): methods,
-                **{label: counts[:, c] for c, label in enumerate(class_labels)},
-                t("rope.axis.attention"): cmp.attention_factor,
-            },
-            hide_index=True,
-        )
+        views.draw(rope_views.extension(head_dim, base, factor, original, current))
     dynamic_growth(factor, original, current)
 
 
@@ -216,21 +129,8 @@ def dynamic_growth(factor: int, original: int, current: int):
         r" = 1 + \text{factor}\,\Bigl(\frac{L}{L_{\max}} - 1\Bigr),\quad L \ge L_{\max}"
         r"\end{aligned}"
     )
-    st.markdown(t("rope.ext.dynamic.text", s=factor, overshoot=f"{factor * factor - factor + 1:,}"))
     with errors_shown("setting"):
-        lengths = posviz.evenly_spaced(factor * original + 1, 257)[1:]  # 1 .. s L tokens
-        series = {
-            t("rope.ext.dynamic.factor", f=f): cache.dynamic_ntk_scale(lengths, float(f), original)
-            for f in dict.fromkeys((1, 2, factor))
-        }
-        fig = cache.scale_growth_figure(
-            lengths,
-            series,
-            {t("rope.ext.dynamic.target", s=factor): float(factor)},
-            {t("rope.ext.dynamic.now", cur=f"{current:,}"): float(current)},
-            **labels("rope.ext.dynamic", "rope.axis.length", "rope.axis.scale", L=f"{original:,}"),
-        )
-        FIG.show("ext.dynamic", fig, {"length": lengths, **series})
+        views.draw(rope_views.dynamic_growth(factor, original, current))
 
 
 def models_hint(text: str) -> None:
@@ -276,33 +176,7 @@ def config_explorer():
         st.query_params["cfg"] = text
     models_hint(text)
     with errors_shown("config"):
-        found = cache.config_frequencies(text)
-        config = found.config
-        original, longest = config.original_max_position_embeddings, config.target_context
-        st.markdown(
-            t(
-                "rope.cfg.summary",
-                head_dim=config.head_dim,
-                base=f"{config.base:,.0f}",
-                type=config.rope_type,
-                rotated=2 * found.plain.size,
-                pairs=found.plain.size,
-                layout=t(f"rope.cfg.layout.{config.layout}"),
-                max=f"{config.max_position_embeddings or 0:,}",
-                orig=f"{original or 0:,}",
-                attn=f"{found.attention_factor:.4g}",
-            )
-        )
-        contexts = {t("rope.ext.orig", L=f"{original:,}"): original} if original else {}
-        if longest and longest != original:
-            contexts[t("rope.ext.target", L=f"{longest:,}")] = longest
-        series = {t("rope.cfg.plain"): found.plain_wavelength, t("rope.cfg.scaled"): found.scaled_wavelength}
-        pairs = range(found.plain.size)
-        fig = rope_figures.wavelengths(
-            pairs, series, contexts, **labels("rope.cfg.wavelength", "axis.pair", "rope.axis.wavelength")
-        )
-        data = {"pair": pairs, "inv_freq": found.plain, "inv_freq_scaled": found.scaled}
-        FIG.show("cfg", fig, data, chart="cfg_wave")
+        views.draw(rope_views.config(text))
 
 
 def rotation(n, head_dim, base):
