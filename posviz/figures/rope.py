@@ -6,6 +6,8 @@ Arrays in (computed by ``posviz.encodings.rope`` / ``posviz.models.rope_configs`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
@@ -166,8 +168,8 @@ def index_map(
 
 def wavelengths(
     pairs,
-    series: dict[str, np.ndarray],
-    contexts: dict[str, float],
+    series: Mapping[str, np.ndarray],
+    contexts: Mapping[str, float],
     *,
     title: str,
     x_title: str,

@@ -128,6 +128,60 @@ def _constants(node) -> list:
     return []
 
 
+def _view_page(func: ast.FunctionDef) -> str | None:
+    """The page of a view, ``@view("rope")``, or None for a function that is no view."""
+    for decorator in func.decorator_list:
+        if (
+            isinstance(decorator, ast.Call)
+            and getattr(decorator.func, "id", getattr(decorator.func, "attr", "")) == "view"
+            and decorator.args
+            and isinstance(decorator.args[0], ast.Constant)
+        ):
+            return decorator.args[0].value
+    return None
+
+
+def _view_figures(tree) -> list[tuple[ast.Call, str, ast.FunctionDef]]:
+    """Every ``Figure(key, fig, data, {options})`` of a view module, with the page whose ``Figures.show`` draws it:
+    the enclosing view's, or for a helper outside any view the module's one page (when its views share one)."""
+    functions = [node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)]
+    pages = {page for page in map(_view_page, functions) if page is not None}
+    found: dict[int, tuple[ast.Call, str, ast.FunctionDef]] = {}
+    for func in functions:
+        page = _view_page(func) or (next(iter(pages)) if len(pages) == 1 else None)
+        if page is None:
+            continue
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Figure" and node.args:
+                found.setdefault(id(node), (node, page, func))
+    return list(found.values())
+
+
+def _as_show(figure: ast.Call, func: ast.FunctionDef) -> ast.Call:
+    """``Figure(key, fig, data, {"variant": v, "n": n})`` as the ``FIG.show(key, fig, data, variant=v, n=n)`` that
+    ``views.draw`` makes of it (the options a dict literal of string keys, or a name ``func`` binds to one)."""
+    options = (
+        figure.args[3] if len(figure.args) > 3 else next((k.value for k in figure.keywords if k.arg == "options"), None)
+    )
+    if isinstance(options, ast.Name):
+        name = options.id
+        bound = [
+            node.value
+            for node in ast.walk(func)
+            if isinstance(node, ast.Assign) and any(getattr(target, "id", None) == name for target in node.targets)
+        ]
+        options = bound[0] if len(bound) == 1 else options
+    keywords = []
+    if isinstance(options, ast.Dict):
+        keywords = [
+            ast.keyword(arg=k.value, value=v)
+            for k, v in zip(options.keys, options.values, strict=True)
+            if isinstance(k, ast.Constant) and isinstance(k.value, str)
+        ]
+    show = ast.Attribute(value=ast.Name(id="FIG", ctx=ast.Load()), attr="show", ctx=ast.Load())
+    return ast.Call(func=show, args=list(figure.args[:1]), keywords=keywords)
+
+
 def t_calls():
     """``(where, keys, f-string pattern or None, keyword names)`` for every ``t(...)`` call in the sources, and every
     call that names texts through ``Figures``, ``Controls`` or ``labels``; a call passed as a template keyword
@@ -141,6 +195,11 @@ def t_calls():
             for kw in ast.walk(tree)
             if isinstance(kw, ast.keyword) and kw.arg in TEMPLATE_KEYWORDS
         }
+        if path.parent.name == "views":
+            for figure, page, func in _view_figures(tree):
+                named = _named(_as_show(figure, func), {"FIG": ("Figures", page)})
+                if named is not None:
+                    calls.append((f"{path.relative_to(ROOT)}:{figure.lineno}", *named))
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
@@ -186,6 +245,7 @@ def test_the_scan_finds_the_calls():
         "alibi.slopes.notice.power",
         "rope.ext.wavelength.notice",  # a dotted figure key
         "usage.by_layer.notice",  # a view module of the inspector
+        "rope.scores.notice",  # Figure("scores", ...) of a view, posviz/ui/views/rope.py
         "rope.ctl.factor",  # CTL.numeric("factor", ...)
         "learned.ctl.table",  # CTL.radio("init", ..., text="table")
     } <= literal
