@@ -1,13 +1,12 @@
 """Home: why a Transformer needs positions (a sentence and its shuffle through one attention head), a first
 lesson's tour, the map of the families and the other tools."""
 
-import pandas as pd
 import streamlit as st
 
 import posviz
 from posviz.lessons import attention_demo as demo
-from posviz.ui import Figures, cache, controls, current_language, errors_shown, intro, menu, t, widgets
-from posviz.ui.pagekit import labels
+from posviz.ui import controls, current_language, errors_shown, intro, menu, t, views, widgets
+from posviz.ui.views import home as home_views
 
 OWN = "own"
 #: The example sentence a visitor sees first, in the language of the page.
@@ -26,18 +25,8 @@ TOUR = (
 )
 
 CTL = widgets.Controls("home")
-FIG = Figures("home")
 #: Pages beyond the families.
 TOOLS = ("inspect", "models", "lab", "compare", "pitfalls", "claims")
-
-
-def chips(tokens) -> str:
-    return " ".join(f"`` {token} ``" if "`" in token else f"`{token}`" for token in tokens)
-
-
-def slots(tokens) -> list[str]:
-    """Row and column names of a CSV: slot number and token, unique even when a word occurs twice."""
-    return [f"{i} {token}" for i, token in enumerate(tokens)]
 
 
 def first_example() -> str:
@@ -78,44 +67,8 @@ def sentence_controls() -> tuple[str, int, bool, bool, bool]:
 
 
 def shuffle_section(sentence: str, seed: int, positions: bool, causal: bool, back: bool) -> None:
-    result = cache.shuffle_demo(sentence, seed, positions=positions, causal=causal)
-    if result.truncated:
-        st.info(t("home.demo.truncated", total=result.n_found, shown=len(result.tokens)))
-    st.markdown(t("home.demo.orders", original=chips(result.tokens), shuffled=chips(result.shuffled_tokens)))
-    mode = "pe" if positions else "causal" if causal else "plain"
-    right, right_tokens = (
-        (result.sorted_back, result.tokens) if back else (result.shuffled_weights, result.shuffled_tokens)
-    )
-    panels = (t("home.attention.written"), t("home.attention.sorted" if back else "home.attention.shuffled"))
-    fig = cache.attention_pair_figure(
-        result.weights,
-        right,
-        result.tokens,
-        right_tokens,
-        titles=panels,
-        **labels("home.attention", "axis.key_token", "axis.query_token"),
-        colorbar_title=t("home.attention.weight"),
-    )
-    data = pd.concat(
-        {
-            panels[0]: pd.DataFrame(result.weights, index=slots(result.tokens), columns=slots(result.tokens)),
-            panels[1]: pd.DataFrame(right, index=slots(right_tokens), columns=slots(right_tokens)),
-        },
-        axis=1,
-    )
-    FIG.show("attention", fig, data, variant=mode)
-    names = (t("home.distance.bar"), t("home.distance.norm"))
-    named = labels("home.distance", "home.axis.token", "home.axis.distance")
-    fig = cache.token_bars_figure(result.tokens, result.distance, result.output_norm, names=names, **named)
-    data = {"token": list(result.tokens), "distance": result.distance, "output_norm": result.output_norm}
-    FIG.show("distance", fig, data, variant=mode)
-    st.markdown(t("home.demo.max", value=f"{result.largest_distance:.2g}", scale=f"{result.typical_norm:.2g}"))
-    if mode == "causal":
-        kept = [token for token, same in zip(result.tokens, result.same_prefix, strict=True) if same]
-        n = len(result.tokens)
-        st.markdown(
-            t("home.demo.kept", kept=len(kept), n=n, tokens=chips(kept)) if kept else t("home.demo.kept.none", n=n)
-        )
+    views.draw(home_views.attention(sentence, seed, positions, causal, back))
+    views.draw(home_views.distance(sentence, seed, positions, causal))
 
 
 def tour() -> None:
