@@ -177,18 +177,23 @@ TABLES = TableStore(budget_bytes())
 
 
 def _typed_value(value) -> tuple:
-    """``value`` as part of a key, with its type, in tuples too (``10`` and ``10.0`` are equal keys otherwise)."""
+    """``value`` as part of a key, with its type, in tuples, lists and dicts too (``10`` and ``10.0`` are equal keys
+    otherwise; a dict's items sorted by key)."""
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, *(_typed_value(item) for item in value))
+    if isinstance(value, dict):
+        return ("dict", *((name, _typed_value(item)) for name, item in sorted(value.items())))
     return (type(value).__name__, value)
 
 
 def _untyped(typed: tuple | list):
     """The value ``_typed_value`` made ``typed`` from."""
     kind, *rest = typed
-    return (
-        {"tuple": tuple, "list": list}[kind](_untyped(item) for item in rest) if kind in ("tuple", "list") else rest[0]
-    )
+    if kind in ("tuple", "list"):
+        return {"tuple": tuple, "list": list}[kind](_untyped(item) for item in rest)
+    if kind == "dict":
+        return {name: _untyped(item) for name, item in rest}
+    return rest[0]
 
 
 def settings_key(params: Mapping[str, object] | Iterable[tuple[str, object]]) -> tuple:

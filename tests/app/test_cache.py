@@ -89,7 +89,7 @@ def test_a_held_table_keeps_only_the_shown_matrix_alive(key):
 
 
 def test_tables_are_keyed_by_parameters_and_their_types():
-    """Another head is another table; an int and a float of the same value are two entries (``_typed``)."""
+    """Another head is another table; an int and a float of the same value are two entries (``settings_key``)."""
     alibi = {"causal": True, "n_heads": 8, "seq_len": 16}
     np.testing.assert_array_equal(cache.family_table("alibi", {**alibi, "head": 1}), posviz.alibi_bias(8, 16)[1])
     np.testing.assert_array_equal(cache.family_table("alibi", {**alibi, "head": 2}), posviz.alibi_bias(8, 16)[2])
@@ -350,12 +350,12 @@ def test_a_figure_of_a_held_array_is_keyed_by_its_entry_not_its_bytes():
     params = {"base": 10000.0, "d_model": 1100, "layout": "interleaved", "n_positions": 1100}
     table = cache.family_table("sinusoidal", params)
     key = cache._array_key(table)
-    assert key[0] == "held" and key[1] == ("family", "sinusoidal", cache._typed(params))
+    assert key[0] == "held" and key[1] == ("family", "sinusoidal", cache.settings_key(params))
     assert cache._array_key(table[1:]) != key  # another window of the same table
     _, similarity = cache.sinusoidal_similarity(100, 8, 50)
     assert cache._array_key(similarity)[1][1:3] == (
         "sinusoidal_similarity",
-        cache._typed({"base": 10000.0, "d_model": 8, "layout": "interleaved", "max_positions": 50, "n_positions": 100}),
+        cache.settings_key({"base": 10000.0, "d_model": 8, "layout": "interleaved", "max_positions": 50, "n_positions": 100}),
     )
 
 

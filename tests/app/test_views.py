@@ -9,6 +9,7 @@ cached; a view module calls the core and the figure builders itself, never the p
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 
 import numpy as np
@@ -162,3 +163,36 @@ def test_draw_shows_every_kind_of_text_and_table_in_order():
     assert [w.value for w in at.warning] == ["a warning"]
     assert [x.value.strip("$\n") for x in at.latex] == [r"m_h = 2^{-8h/n}"]
     assert at.dataframe[0].value["slope"].tolist() == [0.5, 0.25]
+
+
+def test_a_shared_result_is_computed_once_for_the_same_arguments():
+    calls = []
+
+    def errors(span: int, d: int, *, base: float = 10_000.0) -> np.ndarray:
+        calls.append((span, d, base))
+        return np.full(3, float(span))
+
+    first = views.shared(errors, 100, 8)
+    assert views.shared(errors, 100, 8, base=10_000.0) is first  # the default named or not: one key
+    assert views.shared(errors, 100, 8, base=500.0) is not first
+    assert calls == [(100, 8, 10_000.0), (100, 8, 500.0)]
+    assert not first.flags.writeable  # held read-only, as every result of the store
+
+
+def test_the_precision_map_and_lines_read_one_computation(monkeypatch):
+    from posviz.lessons import precision
+    from posviz.ui.views import sinusoidal as sin_views
+
+    counted = []
+    real = precision.pair_errors_by_dtype
+
+    @functools.wraps(real)  # its name and signature: the key of the shared result
+    def counting(*args, **kwargs):
+        counted.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(precision, "pair_errors_by_dtype", counting)
+    sin_views.precision_map(600, 16, 10_000.0, "float16")
+    sin_views.precision_map(600, 16, 10_000.0, "bfloat16")
+    sin_views.precision_lines(600, 16, 10_000.0)
+    assert len(counted) == 1

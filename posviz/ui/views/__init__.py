@@ -109,6 +109,16 @@ class View:
         return cache.TABLES.get(key, lambda: Output(self.page, tuple(_held(item) for item in func(*args, **kwargs))))
 
 
+def shared(func: Callable[..., Any], *args, **kwargs):
+    """``func(*args, **kwargs)`` of the core, kept in ``cache.TABLES`` by its name and the values and types of its
+    arguments: a result two views of different settings both read (the precision tab's errors of every format, drawn
+    as one format's map and as every format's lines), computed once."""
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    bound.apply_defaults()
+    key = ("shared", func.__module__, func.__qualname__, cache.settings_key(bound.arguments))
+    return cache.TABLES.get(key, lambda: func(*args, **kwargs))
+
+
 def view(page: str):
     """Make ``func`` (settings -> a sequence of items) a view of ``page``: its :class:`Output` cached as a whole in
     ``cache.TABLES`` by the function's name, its settings (values and types: ``10`` and ``10.0`` draw differently)
@@ -144,6 +154,23 @@ def heatmap(matrix, *, reduced: np.ndarray | None = None, **kwargs) -> go.Figure
     return figures.heatmap(matrix, downsampled_note=t("figure.downsampled"), reduced=reduced, **kwargs)
 
 
+def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None = None) -> go.Figure:
+    """A cosine-similarity matrix over ``positions`` (evenly spaced out of ``n_positions``), its axes in position
+    units, its colours fixed to [-1, 1]."""
+    step = (n_positions - 1) / max(len(positions) - 1, 1) if len(positions) < n_positions else 1.0
+    return heatmap(
+        matrix,
+        title=title or t("figure.similarity"),
+        x_title=t("axis.position"),
+        y_title=t("axis.position"),
+        zmin=-1.0,
+        zmax=1.0,
+        dx=step,
+        dy=step,
+        colorbar_title="cos",
+    )
+
+
 def family_heatmap(family: str, params: Mapping[str, object], **kwargs) -> tuple[np.ndarray, go.Figure]:
     """The table of ``family`` at ``params`` (``cache.family_table``: built once, shared) and its heatmap, drawn
     from its block means kept beside it when it is large."""
@@ -159,5 +186,7 @@ __all__ = [
     "draw",
     "family_heatmap",
     "heatmap",
+    "shared",
+    "similarity_heatmap",
     "view",
 ]
