@@ -24,6 +24,13 @@ def path(table: cache.Table, n: int, method: str, positions: int) -> tuple[go.Fi
     ``method`` (``cache.sampled_projection``): the figure, its CSV, and the sentence saying how many positions are
     drawn ("" when all are)."""
     where, coords = cache.sampled_projection(table, positions, method=method)
+    return path_figure(where, coords, n, method)
+
+
+def path_figure(where, coords, n: int, method: str) -> tuple[go.Figure, dict, str]:
+    """The figure of :func:`path` from the projected rows: positions ``where`` (of ``n``) at their 2-D coordinates
+    ``coords`` (``analysis.sampled_projection`` with ``method``), coloured by position; its CSV, and the sentence
+    saying how many positions are drawn ("" when all are)."""
     fig = figures.positions_path(
         where,
         coords,
