@@ -355,7 +355,9 @@ def test_a_figure_of_a_held_array_is_keyed_by_its_entry_not_its_bytes():
     _, similarity = cache.sinusoidal_similarity(100, 8, 50)
     assert cache._array_key(similarity)[1][1:3] == (
         "sinusoidal_similarity",
-        cache.settings_key({"base": 10000.0, "d_model": 8, "layout": "interleaved", "max_positions": 50, "n_positions": 100}),
+        cache.settings_key(
+            {"base": 10000.0, "d_model": 8, "layout": "interleaved", "max_positions": 50, "n_positions": 100}
+        ),
     )
 
 
