@@ -10,9 +10,7 @@ import posviz
 from posviz.lessons import pitfalls
 from posviz.ui import (
     ASSETS,
-    cache,
     controls,
-    core_message,
     intro,
     lazy_tabs,
     t,
@@ -27,7 +25,6 @@ CTL = widgets.Controls("pitfalls")
 
 FAMILY = posviz.family("sinusoidal")
 MAX_N, MAX_D = 4096, 1024  # the pitfalls show at these sizes; larger tables add nothing but waiting
-DUMMY_SEQUENCE = 4  # the length of the dummy batches whose errors are shown
 
 #: The code of each mistake, buggy and fixed (``assets/code/pitfalls.toml``).
 CODE = tomllib.loads((ASSETS / "code" / "pitfalls.toml").read_text(encoding="utf-8"))
@@ -44,11 +41,6 @@ def versions(*, correct: str, buggy: str):
         st.markdown(t("pitfalls.bug"))
         st.code(buggy, language="python", wrap_lines=True)
     return left, right
-
-
-def error_box(label: str, message: str) -> None:
-    st.markdown(label)
-    st.code(message, language="text", wrap_lines=True)
 
 
 def exponent_tab(n: int, d: int, base: float) -> None:
@@ -73,10 +65,7 @@ def axes_tab(n: int, d: int, base: float) -> None:
         with column:
             views.draw(pitfall_views.axes_similarity(kind, n, d, base))
     with columns[1]:  # what torch says about the buggy code without its transpose
-        if n == d:
-            st.info(t("pitfalls.axes.silent", n=n))
-        else:
-            error_box(t("pitfalls.axes.error", n=n, d=d), cache.torch_add_error((n, d), (d, n)))
+        views.draw(pitfall_views.axes_error(n, d))
     views.draw(pitfall_views.axes_offset(n, d, base))
     st.success(t("pitfalls.axes.fix"))
 
@@ -104,7 +93,7 @@ def scale_tab(n: int, d: int, base: float) -> None:
     views.draw(pitfall_views.combine_lost(n, d, base))
     st.markdown(t("pitfalls.combine.concat"))
     st.code(CODE["concat"], language="python", wrap_lines=True)
-    error_box(t("pitfalls.combine.concat.error", d=d), cache.concat_error(DUMMY_SEQUENCE, d))
+    views.draw(pitfall_views.concat_error(d))
     st.success(t("pitfalls.scale.fix"))
 
 
@@ -117,11 +106,7 @@ def shape_tab() -> None:
     with c2:
         d_pos = CTL.numeric("dpos", 1, posviz.MAX_DIM, 768, slider=False)
     versions(correct=CODE["shape.fix"], buggy=CODE["shape.bug"].format(a=d_tok, b=d_pos))
-    if d_tok == d_pos:
-        st.info(t("pitfalls.shape.same", d=d_tok))
-    else:
-        message = cache.torch_add_error((DUMMY_SEQUENCE, d_tok), (DUMMY_SEQUENCE, d_pos))
-        error_box(t("pitfalls.shape.error", n=DUMMY_SEQUENCE, a=d_tok, b=d_pos), message)
+    views.draw(pitfall_views.shape_error(d_tok, d_pos))
     st.success(t("pitfalls.shape.fix"))
 
 
@@ -130,16 +115,7 @@ def rope_tab(n: int, base: float) -> None:
     st.markdown(t("pitfalls.rope.what.odd"))
     with narrow():
         odd = CTL.numeric("odd", 1, posviz.MAX_DIM, 65, slider=False)
-    if odd % 2:
-        error_box(t("pitfalls.rope.torch", d=odd), cache.rope_odd_error(odd, base=base))
-        refusal = pitfalls.rope_odd_config_error(odd)
-        if refusal:
-            error_box(t("pitfalls.rope.transformers", d=odd), refusal)
-        else:
-            st.info(t("pitfalls.rope.transformers.tiny", d=odd))
-        error_box(t("pitfalls.rope.posviz"), core_message(cache.rope_odd_reason(odd)))
-    else:
-        st.info(t("pitfalls.rope.even", d=odd))
+    views.draw(pitfall_views.odd_rope_errors(odd, base))
     st.subheader(t("pitfalls.rope.pairing.header"))
     st.markdown(t("pitfalls.rope.what.pairing"))
     with narrow():
@@ -168,11 +144,7 @@ def index_tab() -> None:
     with c2:
         position = CTL.numeric("pos", 0, 4 * posviz.MAX_POSITIONS, 512, slider=False)
     versions(correct=CODE["index.fix"], buggy=CODE["index.bug"].format(rows=rows, pos=position))
-    if position < rows:
-        st.info(t("pitfalls.index.inside", pos=position, rows=rows))
-    else:
-        error_box(t("pitfalls.index.torch"), cache.past_end_error(rows, position))
-        error_box(t("pitfalls.index.posviz"), core_message(cache.lookup_error(rows, position)))
+    views.draw(pitfall_views.index_errors(rows, position))
     st.success(t("pitfalls.index.fix"))
 
 

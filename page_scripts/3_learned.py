@@ -7,7 +7,7 @@ import streamlit as st
 
 import posviz
 from posviz import ui
-from posviz.ui import cache, core_message, errors_shown, projection, t, views, widgets
+from posviz.ui import errors_shown, projection, t, views, widgets
 from posviz.ui.views import learned as learned_views
 
 CTL = widgets.Controls("learned")
@@ -68,13 +68,9 @@ def past_tab(source: learned_views.Source) -> None:
     st.subheader(t("learned.section.past"))
     stretch = CTL.numeric("stretch", 2, 8, 2)
     n = source.n
-    c1, c2 = st.columns(2)
-    with c1:
-        st.markdown(t("learned.past.torch", n=n, position=n))
-        st.code(cache.torch_lookup_error(n, n), language=None, wrap_lines=True)
-    with c2:
-        st.markdown(t("learned.past.posviz"))
-        st.code(core_message(cache.lookup_error(n, n)), language=None, wrap_lines=True)
+    for column, speaker in zip(st.columns(2), ("torch", "posviz"), strict=True):
+        with column:
+            views.draw(learned_views.lookup_error(n, speaker))
     views.draw(learned_views.past(source, stretch))
 
 
@@ -103,16 +99,7 @@ with errors_shown("setting"):
         source = learned_views.registry_source(code, n, d, std, seed)
     elif code == "example":
         source = learned_views.example_source()
-        made = cache.example_provenance()
-        st.caption(
-            t(
-                "learned.example.provenance",
-                steps=made["steps"],
-                seed=made["seed"],
-                first_loss=made["first_loss"],
-                final_loss=made["final_loss"],
-            )
-        )
+        views.draw(learned_views.provenance())
     else:
         table = sessions[code.removeprefix(SESSION)]
         source = learned_views.session_source(code, table)

@@ -150,6 +150,7 @@ def test_draw_shows_every_kind_of_text_and_table_in_order():
                     views.Text("a note", "info"),
                     views.Text("a warning", "warning"),
                     views.Text(r"m_h = 2^{-8h/n}", "latex"),
+                    views.Text("IndexError: index out of range in self", "code"),
                     views.Frame({"head": [0, 1], "slope": [0.5, 0.25]}),
                 ),
             )
@@ -162,6 +163,7 @@ def test_draw_shows_every_kind_of_text_and_table_in_order():
     assert [i.value for i in at.info] == ["a note"]
     assert [w.value for w in at.warning] == ["a warning"]
     assert [x.value.strip("$\n") for x in at.latex] == [r"m_h = 2^{-8h/n}"]
+    assert [c.value for c in at.code] == ["IndexError: index out of range in self"]
     assert at.dataframe[0].value["slope"].tolist() == [0.5, 0.25]
 
 

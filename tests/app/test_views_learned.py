@@ -421,3 +421,35 @@ def test_a_refused_random_table_is_refused_before_any_tab():
     assert learned_views.registry_source("sinusoidal", 16, 8, 0.1, 2) == learned_views.registry_source(
         "sinusoidal", 16, 8, 0.3, 7
     )
+
+
+def test_past_the_last_row_torch_and_posviz_say_why():
+    import torch
+
+    try:
+        torch.nn.Embedding(64, 1)(torch.tensor([64]))
+    except IndexError as exc:
+        said = str(exc)
+    torch_out = learned_views.lookup_error(64, "torch")
+    assert torch_out.texts == [tr("en", "learned.past.torch", n=64, position=64), said]
+    assert [item.kind for item in torch_out.items] == ["markdown", "code"]
+    posviz_out = learned_views.lookup_error(64, "posviz")
+    assert posviz_out.texts[0] == tr("en", "learned.past.posviz") and "64" in posviz_out.texts[1]
+    with pytest.raises(ValueError):
+        learned_views.lookup_error(64, "numpy")
+
+
+def test_the_example_s_provenance_is_its_training_record():
+    from posviz.encodings import learned
+
+    made = learned.example_provenance()
+    caption = learned_views.provenance().items[0]
+    assert caption.kind == "caption"
+    assert caption.text == tr(
+        "en",
+        "learned.example.provenance",
+        steps=made["steps"],
+        seed=made["seed"],
+        first_loss=made["first_loss"],
+        final_loss=made["final_loss"],
+    )

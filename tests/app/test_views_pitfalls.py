@@ -410,3 +410,56 @@ def test_a_view_is_kept_per_language():
         "zh", "pitfalls.alibi.slopes", n=12
     )
     assert chinese.texts != english.texts
+
+
+# ------------------------------------------------------------------------------------ what the libraries say
+
+
+def torch_says(func) -> str:
+    """The message of the exception ``func`` raises in torch itself."""
+    try:
+        func()
+    except (RuntimeError, IndexError) as exc:
+        return str(exc)
+    raise AssertionError("torch raised nothing")
+
+
+def test_the_axes_error_is_torch_s_own_and_a_square_table_is_silent():
+    import torch
+
+    out = pitfall_views.axes_error(6, 4)
+    assert out.texts == [
+        tr("en", "pitfalls.axes.error", n=6, d=4),
+        torch_says(lambda: torch.zeros(6, 4) + torch.zeros(4, 6)),
+    ]
+    assert [item.kind for item in out.items] == ["markdown", "code"]
+    square = pitfall_views.axes_error(5, 5)
+    assert square.texts == [tr("en", "pitfalls.axes.silent", n=5)] and square.items[0].kind == "info"
+
+
+def test_the_shape_error_is_torch_s_own():
+    import torch
+
+    out = pitfall_views.shape_error(512, 768)
+    n = pitfall_views.DUMMY_SEQUENCE
+    assert out.texts[1] == torch_says(lambda: torch.zeros(n, 512) + torch.zeros(n, 768))
+    assert pitfall_views.shape_error(64, 64).items[0].kind == "info"
+
+
+def test_a_lookup_past_the_end_is_torch_s_index_error_and_posviz_s_sentence():
+    import torch
+
+    out = pitfall_views.index_errors(8, 8)
+    assert out.texts[1] == torch_says(lambda: torch.nn.Embedding(8, 1)(torch.tensor([8])))
+    assert "8" in out.texts[3] and [item.kind for item in out.items] == ["markdown", "code"] * 2
+    assert pitfall_views.index_errors(8, 7).items[0].kind == "info"
+
+
+def test_an_odd_rope_head_is_refused_by_every_library_and_an_even_one_is_not():
+    out = pitfall_views.odd_rope_errors(65, 10_000.0)
+    kinds = [item.kind for item in out.items]
+    assert kinds[:2] == ["markdown", "code"] and kinds[-2:] == ["markdown", "code"]
+    assert tr("en", "pitfalls.rope.torch", d=65) == out.texts[0]
+    assert "65" in out.texts[-1]  # posviz names the size it refuses
+    even = pitfall_views.odd_rope_errors(64, 10_000.0)
+    assert even.texts == [tr("en", "pitfalls.rope.even", d=64)]

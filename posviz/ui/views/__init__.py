@@ -41,8 +41,9 @@ class Figure:
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 
-#: How a :class:`Text` is drawn: Markdown, a caption, a blue note, a yellow warning, a LaTeX formula.
-TEXT_KINDS = ("markdown", "caption", "info", "warning", "latex")
+#: How a :class:`Text` is drawn: Markdown, a caption, a blue note, a yellow warning, a LaTeX formula, a block of
+#: plain code (an error message as a library prints it).
+TEXT_KINDS = ("markdown", "caption", "info", "warning", "latex", "code")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +145,8 @@ def draw(output: Output) -> None:
             st.info(item.text)
         elif item.kind == "latex":
             st.latex(item.text)
+        elif item.kind == "code":
+            st.code(item.text, language="text", wrap_lines=True)
         else:
             st.warning(item.text)
 

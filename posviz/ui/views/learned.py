@@ -26,10 +26,10 @@ from posviz.lessons import sinusoidal as sinlesson
 
 from .. import SIMILARITY_POSITIONS, cache
 from ..export import MAX_CSV_CELLS
-from ..i18n import t
+from ..i18n import core_message, t
 from ..pagekit import labels
 from ..projection import path_figure
-from . import Figure, Item, Output, family_heatmap, heatmap, similarity_heatmap, view
+from . import Figure, Item, Output, Text, family_heatmap, heatmap, similarity_heatmap, view
 
 FAMILY = posviz.family("learned")
 #: The tables the family builds (its ``init``): BERT's random start and a sinusoidal one.
@@ -297,3 +297,21 @@ def past(source: Source, stretch: int):
         title = t(f"learned.past.{method}", n=n, longer=longer, last=longer - 1)
         items.append(Figure(f"past.{method}", similarity_heatmap(sim, where, longer, title=title), sim))
     return items
+
+
+@view("learned")
+def lookup_error(n: int, speaker: str):
+    """What torch (``learned.torch_lookup_error``) or posviz (``learned.lookup_error``) says of position n, one past
+    the last row of an n-row table."""
+    checks.choice("speaker", speaker, ("torch", "posviz"))
+    if speaker == "torch":
+        return [Text(t("learned.past.torch", n=n, position=n)), Text(learned.torch_lookup_error(n, n), "code")]
+    return [Text(t("learned.past.posviz")), Text(core_message(learned.lookup_error(n, n)), "code")]
+
+
+@view("learned")
+def provenance():
+    """How the trained example was made: its steps, seed and first and final losses (``learned.example_provenance``)."""
+    made = learned.example_provenance()
+    keys = ("steps", "seed", "first_loss", "final_loss")
+    return [Text(t("learned.example.provenance", **{key: made[key] for key in keys}), "caption")]

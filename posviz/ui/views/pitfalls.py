@@ -13,13 +13,13 @@ import numpy as np
 
 from posviz import analysis
 from posviz.base import checks
-from posviz.encodings import alibi
+from posviz.encodings import alibi, learned
 from posviz.figures import pitfalls as pitfall_figures
 from posviz.lessons import pitfalls, precision
 
-from ..i18n import t
+from ..i18n import core_message, t
 from ..pagekit import labels
-from . import Figure, Text, heatmap, shared, similarity_heatmap, view
+from . import Figure, Item, Text, heatmap, shared, similarity_heatmap, view
 
 #: Positions compared pairwise (similarity, offsets, nearest neighbour): at most this many of the page's n.
 PAIRWISE = 512
@@ -267,3 +267,66 @@ def float16_merged(span: int):
     )
     shown = len(pitfalls.position_rounding(span)[0])
     return [Text(signature)] + ([Text(t("pitfalls.subsampled", shown=shown, n=span))] if shown < span else [])
+
+
+# ------------------------------------------------------------------------------------ what the libraries say
+
+#: The length of the dummy batches whose errors are shown.
+DUMMY_SEQUENCE = 4
+
+
+def _said(label: str, message: str) -> list[Item]:
+    """A sentence naming who speaks, then the message as it is printed."""
+    return [Text(label), Text(message, "code")]
+
+
+@view("pitfalls")
+def axes_error(n: int, d: int):
+    """What torch says when the (n, d) table is added to its (d, n) transpose (``pitfalls.torch_add_error``), or
+    that it says nothing for a square table."""
+    if n == d:
+        return [Text(t("pitfalls.axes.silent", n=n), "info")]
+    return _said(t("pitfalls.axes.error", n=n, d=d), pitfalls.torch_add_error((n, d), (d, n)))
+
+
+@view("pitfalls")
+def concat_error(d: int):
+    """torch's error for a concatenation of a (4, d) table with (4, d) embeddings fed to a d-wide layer
+    (``pitfalls.concat_error``)."""
+    return _said(t("pitfalls.combine.concat.error", d=d), pitfalls.concat_error(DUMMY_SEQUENCE, d))
+
+
+@view("pitfalls")
+def shape_error(d_tok: int, d_pos: int):
+    """torch's error for token embeddings of width ``d_tok`` plus positions of width ``d_pos``, or that the two
+    widths agree."""
+    if d_tok == d_pos:
+        return [Text(t("pitfalls.shape.same", d=d_tok), "info")]
+    message = pitfalls.torch_add_error((DUMMY_SEQUENCE, d_tok), (DUMMY_SEQUENCE, d_pos))
+    return _said(t("pitfalls.shape.error", n=DUMMY_SEQUENCE, a=d_tok, b=d_pos), message)
+
+
+@view("pitfalls")
+def odd_rope_errors(odd: int, base: float):
+    """What torch, transformers and posviz say of a RoPE head of odd size (``pitfalls.rope_odd_error``,
+    ``rope_odd_config_error``, ``rope_odd_reason``), or that an even one turns in whole pairs."""
+    if odd % 2 == 0:
+        return [Text(t("pitfalls.rope.even", d=odd), "info")]
+    items = _said(t("pitfalls.rope.torch", d=odd), pitfalls.rope_odd_error(odd, base=base))
+    refusal = pitfalls.rope_odd_config_error(odd)
+    if refusal:
+        items += _said(t("pitfalls.rope.transformers", d=odd), refusal)
+    else:
+        items.append(Text(t("pitfalls.rope.transformers.tiny", d=odd), "info"))
+    return items + _said(t("pitfalls.rope.posviz"), core_message(pitfalls.rope_odd_reason(odd)))
+
+
+@view("pitfalls")
+def index_errors(rows: int, position: int):
+    """What torch and posviz say of a lookup at ``position`` in a table of ``rows`` rows
+    (``pitfalls.past_end_error``, ``learned.lookup_error``), or that the position is inside it."""
+    if position < rows:
+        return [Text(t("pitfalls.index.inside", pos=position, rows=rows), "info")]
+    return _said(t("pitfalls.index.torch"), pitfalls.past_end_error(rows, position)) + _said(
+        t("pitfalls.index.posviz"), core_message(learned.lookup_error(rows, position))
+    )
