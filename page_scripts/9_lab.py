@@ -1,45 +1,37 @@
 """Training lab: a micro BERT trained with each encoding, through the server's shared training queue."""
 
+import functools
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import streamlit as st
 
-from posviz import analysis, figures, lab
-from posviz.figures import lab as lab_figures
+from posviz import lab
 from posviz.lab.queue import overall
 from posviz.ui import (
-    Figures,
-    cache,
     controls,
     errors_shown,
     fragment,
-    heatmap,
     intro,
     lazy_tabs,
     menu,
     session_tables,
     t,
     training,
+    views,
 )
+from posviz.ui.views import lab as lab_views
 from posviz.ui.widgets import numeric
 
-LENGTH_FACTORS = (0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 3, 4)  # evaluation lengths, in multiples of the training length
 SESSION_PREFIX = "lab · "
 POLL_SECONDS = 1.0  # how often an open page asks the queue how its runs are going
-FIG = Figures("lab")
 
 
-def config_of(encoding: str) -> lab.TrainConfig:
-    return lab.TrainConfig(encoding=encoding, steps=steps, seed=seed)
-
-
-def statuses(task: str, encodings) -> dict:
-    """Every encoding's Status in the queue, for this session."""
-    encodings = list(encodings)
-    found = training.queue().statuses([config_of(e) for e in encodings], training.waiter(), task)
-    return dict(zip(encodings, found, strict=True))
+def statuses(task: str, configs) -> dict:
+    """Every run's Status in the queue, for this session, by its encoding."""
+    configs = list(configs)
+    found = training.queue().statuses(configs, training.waiter(), task)
+    return {config.encoding: status for config, status in zip(configs, found, strict=True)}
 
 
 def submit(task: str, configs: list[lab.TrainConfig]) -> None:
@@ -78,12 +70,12 @@ def state_text(encoding: str, status) -> tuple[float, str]:
     return 0.0, t("lab.state.absent", encoding=encoding)
 
 
-def queue_panel(task: str, encodings: list[str], polling: bool, button: str) -> None:
-    """The one display of the runs of ``encodings``: all of them together (share of the steps done, time left at
+def queue_panel(task: str, configs, polling: bool, button: str) -> None:
+    """The one display of the runs of ``configs``: all of them together (share of the steps done, time left at
     the measured speed), then each one (queued with its place, training step x of y with its loss, done, failed).
     While ``polling`` (run every POLL_SECONDS as a fragment), the whole page reruns once nothing is coming any more,
     to show what came. ``button`` is the label of the button that starts them."""
-    now = statuses(task, encodings)
+    now = statuses(task, configs)
     if polling and not any(s.active for s in now.values()):
         st.rerun(scope="app")
     share, left = overall(now.values())
@@ -105,14 +97,14 @@ def queue_panel(task: str, encodings: list[str], polling: bool, button: str) -> 
         st.caption(t("lab.joinable", button=button))
 
 
-def runs_controls(task: str, encodings: list[str], start_key: str, start_label: str) -> None:
-    """Start (or join) and Stop for the runs of ``encodings`` not done yet, and the display of the runs while any
+def runs_controls(task: str, configs, start_key: str, start_label: str) -> None:
+    """Start (or join) and Stop for the runs of ``configs`` not done yet, and the display of the runs while any
     is coming or has failed."""
-    now = statuses(task, encodings)
-    pending = [e for e, s in now.items() if s.state != "done"]
-    mine = [e for e in pending if now[e].waiting and now[e].active]
+    now = statuses(task, configs)
+    pending = [c for c in configs if now[c.encoding].state != "done"]
+    mine = [c for c in pending if now[c.encoding].waiting and now[c.encoding].active]
     with st.container(horizontal=True):
-        if any(not now[e].waiting or now[e].state == "failed" for e in pending):
+        if any(not now[c.encoding].waiting or now[c.encoding].state == "failed" for c in pending):
             st.button(
                 start_label,
                 type="primary",
@@ -120,7 +112,7 @@ def runs_controls(task: str, encodings: list[str], start_key: str, start_label: 
                 key=start_key,
                 help=t("lab.start.help"),
                 on_click=submit,
-                args=(task, [config_of(e) for e in pending]),
+                args=(task, pending),
             )
         if mine:
             st.button(
@@ -129,130 +121,57 @@ def runs_controls(task: str, encodings: list[str], start_key: str, start_label: 
                 key=f"{start_key}-stop",
                 help=t("lab.stop.help"),
                 on_click=cancel,
-                args=(task, [config_of(e) for e in mine]),
+                args=(task, mine),
             )
     if any(s.active or s.state == "failed" for s in now.values()):
         polling = any(s.active for s in now.values())
-        fragment(queue_panel, run_every=POLL_SECONDS if polling else None)(task, encodings, polling, start_label)
+        fragment(queue_panel, run_every=POLL_SECONDS if polling else None)(task, configs, polling, start_label)
 
 
-def training_tab() -> None:
+def side_by_side(output: views.Output) -> None:
+    """``output``'s first two items in two columns, the rest under both."""
+    for column, item in zip(st.columns(2), output.items[:2], strict=True):
+        with column:
+            views.draw(views.Output(output.page, (item,)))
+    views.draw(views.Output(output.page, output.items[2:]))
+
+
+def training_tab(configs: tuple[lab.TrainConfig, ...]) -> None:
     """Loss curves and held-out MLM accuracy of every trained encoding."""
-    losses = {encoding: run.losses for encoding, run in runs.items()}
-    fig = figures.lines(
-        np.arange(1, steps + 1), losses, title=t("lab.loss"), x_title=t("lab.axis.step"), y_title=t("lab.axis.loss")
-    )
-    FIG.show("loss", fig, {"step": np.arange(1, steps + 1), **losses})
-    accuracy = [run.mlm_accuracy for run in runs.values()]
-    fig = figures.bars(
-        list(runs), accuracy, title=t("lab.accuracy"), x_title=t("lab.axis.encoding"), y_title=t("lab.axis.accuracy")
-    )
-    FIG.show("accuracy", fig, {"encoding": list(runs), "mlm_accuracy": accuracy})
+    views.draw(lab_views.loss_and_accuracy(configs))
 
 
-def tables_tab() -> None:
+def tables_tab(configs: tuple[lab.TrainConfig, ...]) -> None:
     """For the learned tables: similarity at initialisation and after training, the way there, and the probe."""
-    learned = {e: r for e, r in runs.items() if e in lab.LEARNED_TABLES}
+    learned = tuple(config for config in configs if config.encoding in lab.LEARNED_TABLES)
     if not learned:
         st.info(t("lab.tables.none"))
         return
-    for encoding, run in learned.items():
-        st.subheader(t(f"lab.tables.{encoding}"))
-        similarities = cache.lab_similarities(run.config, run)
-        left, right = st.columns(2)
-        for column, index, label in ((left, 0, "init"), (right, -1, "trained")):
-            with column:
-                fig = heatmap(
-                    similarities[index],
-                    title=t(f"lab.similarity.{label}", step=int(run.snapshot_steps[index])),
-                    x_title=t("axis.position"),
-                    y_title=t("axis.position"),
-                    zmin=-1.0,
-                    zmax=1.0,
-                    colorbar_title="cos",
-                    height=380,
-                )
-                FIG.show(f"similarity.{label}", fig, similarities[index], each=encoding, captioned=False)
-        st.caption(FIG.notice("similarity", encoding))
-        fig = lab_figures.similarity_animation(
-            run.snapshot_steps,
-            similarities,
-            title=t("lab.animation", encoding=encoding),
-            axis_title=t("axis.position"),
-            play=t("rope.anim.play"),
-            pause=t("rope.anim.pause"),
-            slider_prefix=t("lab.axis.step") + ": ",
-        )
-        FIG.show("animation", fig, {"step": run.snapshot_steps}, each=encoding)
-    names = list(learned)
-    before = [learned[e].probe_before for e in names]
-    after = [learned[e].probe_after for e in names]
-    guess = analysis.constant_guess_error(learned[names[0]].config.seq_len)
-    fig = lab_figures.probe_bars(
-        names,
-        {t("lab.probe.before"): before, t("lab.probe.after"): after},
-        guess=(guess, t("lab.probe.guess", guess=guess)),
-        title=t("lab.probe"),
-        x_title=t("lab.axis.encoding"),
-        y_title=t("learned.axis.probe"),
-    )
-    FIG.show("probe", fig, {"encoding": names, "probe_before": before, "probe_after": after})
+    for config in learned:
+        st.subheader(t(f"lab.tables.{config.encoding}"))
+        side_by_side(lab_views.similarity(config))
+    views.draw(lab_views.probe(learned))
 
 
-def lengths_tab() -> None:
+def lengths_tab(configs: tuple[lab.TrainConfig, ...]) -> None:
     """Accuracy against the sequence length, shorter and longer than the training length, and the learned table's
     hard limit."""
-    config = next(iter(runs.values())).config
-    train_len = config.seq_len
-    lengths = tuple(int(train_len * f) for f in LENGTH_FACTORS)
-    scores = {e: cache.lab_lengths(r.config, lengths, r) for e, r in runs.items()}
-    fig = lab_figures.accuracy_by_length(
-        lengths,
-        {e: s.accuracy for e, s in scores.items()},
-        min_len=config.min_len,
-        train_len=train_len,
-        title=t("lab.lengths"),
-        x_title=t("lab.axis.length"),
-        y_title=t("lab.axis.accuracy"),
-        trained_label=t("lab.lengths.trained", low=config.min_len, n=train_len),
-        train_line_label=t("lab.lengths.train", n=train_len),
-    )
-    FIG.show(
-        "lengths",
-        fig,
-        {"length": lengths, **{e: s.accuracy for e, s in scores.items()}},
-        low=config.min_len,
-        n=train_len,
-    )
-    for encoding, s in scores.items():
-        failed = [(n, err) for n, err in zip(s.lengths.tolist(), s.errors, strict=True) if err]
-        if failed:
-            st.markdown(t("lab.lengths.error", encoding=encoding, length=failed[0][0], n=train_len))
-            st.code(failed[0][1], language=None, wrap_lines=True)
+    lengths = lab_views.lengths_around(configs[0].seq_len)
+    views.draw(lab_views.by_length(configs, lengths))
 
 
-def isolation_tab() -> None:
+def isolation_tab(configs: tuple[lab.TrainConfig, ...]) -> None:
     """The isolation check: predict each token's position from random tokens, per encoding, trained through the
     queue like the runs."""
     st.markdown(t("lab.isolation.intro"))
     queue = training.queue()
-    result = {e: queue.result(config_of(e), task="isolation") for e in chosen}
-    if any(value is None for value in result.values()):
-        runs_controls("isolation", list(chosen), "isolation", t("lab.isolation.run"))
+    if any(queue.result(config, task="isolation") is None for config in configs):
+        runs_controls("isolation", configs, "isolation", t("lab.isolation.run"))
         return
-    chance = 1.0 / config_of(chosen[0]).seq_len
-    fig = figures.bars(
-        list(chosen),
-        list(result.values()),
-        title=t("lab.isolation"),
-        x_title=t("lab.axis.encoding"),
-        y_title=t("lab.axis.accuracy"),
-    )
-    figures.hline(fig, chance, t("lab.isolation.chance", chance=f"{chance:.3f}"), dash="dot")
-    FIG.show("isolation", fig, {"encoding": list(chosen), "position_accuracy": list(result.values())})
+    views.draw(lab_views.isolation(configs))
 
 
-def files_tab() -> None:
+def files_tab(runs: dict[str, lab.RunResult]) -> None:
     """Each trained model as a safetensors file, and its table handed to the other pages."""
     for encoding, run in runs.items():
         with tempfile.TemporaryDirectory() as folder:
@@ -260,7 +179,7 @@ def files_tab() -> None:
         st.download_button(
             t("lab.download", encoding=encoding),
             data=data,
-            file_name=f"posviz-lab-{encoding}-seed{seed}-steps{steps}.safetensors",
+            file_name=f"posviz-lab-{encoding}-seed{run.config.seed}-steps{run.config.steps}.safetensors",
             mime="application/octet-stream",
             key=f"file-{encoding}",
             icon=":material/download:",
@@ -304,22 +223,27 @@ with controls():
             help=t("lab.ctl.encodings.help"),
             wrap=True,  # in a column the chips would stay on one row and scroll: six do not fit at 1280 px
         )
+configs: tuple[lab.TrainConfig, ...] = ()
 runs = {}
 with errors_shown("lab"):
-    runs = {e: r for e in chosen if (r := training.queue().result(config_of(e))) is not None}
-    absent = [e for e, s in statuses("train", [e for e in chosen if e not in runs]).items() if s.state == "absent"]
+    configs = tuple(lab.TrainConfig(encoding=encoding, steps=steps, seed=seed) for encoding in chosen)
+    runs = {c.encoding: r for c in configs if (r := training.queue().result(c)) is not None}
+    absent = [
+        e for e, s in statuses("train", [c for c in configs if c.encoding not in runs]).items() if s.state == "absent"
+    ]
     if absent:
         named = [t("lab.encoding", code=e, name=t(f"lab.name.{e}")) for e in absent]
         st.info(t("lab.missing", missing=t("list.sep").join(named), steps=steps))
     if len(runs) < len(chosen):
-        runs_controls("train", list(chosen), "start", t("lab.start"))
+        runs_controls("train", configs, "start", t("lab.start"))
 if runs:
+    trained = tuple(config for config in configs if config.encoding in runs)
     DRAW = {
-        "training": training_tab,
-        "tables": tables_tab,
-        "lengths": lengths_tab,
-        "isolation": isolation_tab,
-        "files": files_tab,
+        "training": functools.partial(training_tab, trained),
+        "tables": functools.partial(tables_tab, trained),
+        "lengths": functools.partial(lengths_tab, trained),
+        "isolation": functools.partial(isolation_tab, configs),
+        "files": functools.partial(files_tab, runs),
     }
     lazy_tabs("lab", DRAW)  # only the open tab computes
 elif not chosen:
