@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
-from posviz import figures
-
-from .. import SIMILARITY_POSITIONS, cache, errors_shown, similarity_heatmap, t
+from .. import errors_shown, t
+from ..views import inspect_tables as table_views
 from .source import Loaded, load, pick_source
-from .tables import FIG, PROBE_POSITIONS, show_probes
+from .tables import side_by_side
 
 
 def compare(loaded: Loaded) -> None:
     """The similarity of both tables side by side, their mean similarity against the offset, and the probe error of
-    each; the second table must be an absolute position table too."""
+    each (``views.inspect_tables.compare``); the second table must be an absolute position table too."""
     st.markdown(t("inspect.compare.intro"))
     chosen = pick_source("2")
     if chosen is None:
@@ -27,18 +25,4 @@ def compare(loaded: Loaded) -> None:
     if other.found.kind != "absolute":
         st.warning(t("inspect.compare.kind"))
         return
-    profiles, probes = {}, {}
-    for column, item, key in zip(st.columns(2), (loaded, other), ("a", "b"), strict=True):
-        positions, sim = cache.sampled_similarity(item.ref, SIMILARITY_POSITIONS)
-        with column:
-            fig = similarity_heatmap(sim, positions, item.table.shape[0], title=item.label)
-            FIG.show(f"compare.{key}", fig, sim, captioned=False)
-        offsets, _, cosine = cache.strided_offset_profile(item.ref)
-        profiles[item.label] = (offsets, cosine)
-        probes[item.label] = cache.sampled_position_probe(item.ref, PROBE_POSITIONS)
-    fig = figures.lines(
-        None, profiles, title=t("inspect.profile"), x_title=t("inspect.axis.offset"), y_title=t("inspect.axis.cosine")
-    )
-    data = {f"{name} offset": pd.Series(o) for name, (o, _) in profiles.items()}
-    FIG.show("compare", fig, data | {f"{name} mean_cosine": pd.Series(c) for name, (_, c) in profiles.items()})
-    show_probes(probes, t("inspect.compare.probe"), suffix="compare")
+    side_by_side(table_views.compare(loaded.ref, loaded.label, other.ref, other.label), per_column=1)

@@ -17,26 +17,18 @@ LEARNED_SESSION = "session:"  # the Learned page's option code for a session tab
 
 
 class Loaded:
-    """A loaded table and cached analyses of its real positions (rows ``offset`` onwards), keyed by content."""
+    """A loaded table as the views take it, named by the checkpoint's content digest and the tensor: ``ref`` its
+    real positions (rows ``offset`` onwards), ``stored`` every stored row."""
 
     def __init__(self, digest: str, found: ckpt.PositionTable, name: str):
         self.found, self.name = found, name
         self.table = found.table
         self.ref = cache.Table.content(found.table, digest=f"{digest}:{found.key}")
+        self.stored = cache.Table.content(found.matrix, digest=f"{digest}:{found.key}:stored")
 
     @property
     def label(self) -> str:
         return f"{self.name} · {self.found.key}"
-
-    @property
-    def sinusoidal(self) -> cache.Table:
-        """The sinusoidal table of the same shape, as the cached analyses take it."""
-        return cache.Table.family("sinusoidal", self.sinusoidal_params)
-
-    @property
-    def sinusoidal_params(self) -> tuple:
-        n, d = self.table.shape
-        return (("base", 10000.0), ("d_model", d), ("layout", "interleaved"), ("n_positions", n))
 
 
 def pick_source(suffix: str = "") -> tuple | None:
@@ -83,7 +75,7 @@ def load(chosen: tuple, *, key: str | None) -> Loaded | None:
         _, found = cache.checkpoint(source, name=name)
     except ckpt.RopeModel as exc:
         usage.rope_model(exc)
-        usage.frequency_usage(chosen, has_weights=bool(candidates))
+        usage.frequency_usage(chosen, digest, has_weights=bool(candidates))
         return None
     except ckpt.NoPositionTable:
         if not candidates or key is None:
