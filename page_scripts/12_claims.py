@@ -1,14 +1,16 @@
 """Myth or fact: claims from the reference articles, each computed live and given a verdict.
 
-The views are ``posviz.ui.claim_views``': ``verdicts`` states a claim, judges it and tables every verdict; one
-module per group of claims draws each claim's evidence and returns it."""
+``posviz.ui.claim_views`` draws them: ``verdicts`` states a claim and tables every verdict; one module per group of
+claims reads a claim's control and draws its view (``posviz.ui.views.claims_<group>``: its figures and its
+verdict)."""
 
 import streamlit as st
 
 from posviz.ui import errors_shown, intro, presenting, t, widgets
 from posviz.ui.claim_views import attention, learned, rope, sinusoidal, verdicts
 
-#: One entry per claim, in the order of ``claims.CLAIMS`` (grouped by topic); the code is the link's ``tab=``.
+#: One entry per claim, in the order of ``claims.CLAIMS`` (grouped by topic); the code is the link's ``tab=``. Each
+#: draws the claim's control, its figures and its verdict.
 DRAW = {
     "exponent": sinusoidal.exponent,
     "norm": sinusoidal.norm,
@@ -43,7 +45,7 @@ chosen = widgets.url_select(
 )
 with errors_shown("setting"):  # only the chosen claim computes
     verdicts.statement(chosen)
-    verdicts.verdict(chosen, DRAW[chosen]())
+    DRAW[chosen]()
 if presenting():
     st.divider()
     with errors_shown("setting"):
