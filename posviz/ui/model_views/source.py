@@ -1,5 +1,5 @@
 """Where the Models page's config.json comes from: a preset, the box it starts from (kept in the link), an uploaded
-file, a model folder or a model of the local Hugging Face cache; and its positions, read as transformers reads them."""
+file, a model folder or a model of the local Hugging Face cache; and its text, checked as transformers reads it."""
 
 from __future__ import annotations
 
@@ -80,13 +80,15 @@ def pick_config() -> tuple[str | None, str, str]:
     return (None, "", source) if chosen is None else (*chosen, source)
 
 
-def read_config(config: str, source: str) -> models.ModelPositions:
-    """The positions of the chosen config: its text as it is, or for a folder (typed, or of the cache) the
-    config.json the checkpoint inspector reads there (``checkpoint.load_model_config``: a sentence-transformers
-    folder's Transformer module, or the folder holding a model file)."""
-    if source not in ("path", "cache"):
-        return cache.model_positions(config)
-    found = ckpt.load_model_config(str(Path(config).expanduser()))
-    if found is None:
-        raise ValueError(t("models.no_config", path=config))
-    return cache.model_positions(json.dumps(found))
+def config_text(config: str, source: str) -> str:
+    """The text of the chosen config, read as transformers reads it (``cache.model_positions``: a config it refuses
+    raises its ``ValueError`` here): its text as it is, or for a folder (typed, or of the cache) the config.json the
+    checkpoint inspector reads there (``checkpoint.load_model_config``: a sentence-transformers folder's Transformer
+    module, or the folder holding a model file)."""
+    if source in ("path", "cache"):
+        found = ckpt.load_model_config(str(Path(config).expanduser()))
+        if found is None:
+            raise ValueError(t("models.no_config", path=config))
+        config = json.dumps(found)
+    cache.model_positions(config)
+    return config
