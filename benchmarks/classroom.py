@@ -531,14 +531,13 @@ def report(waves: list[Wave], budget: int, args) -> str:
 
 
 def memory_budget() -> int:
-    """The documented budget of a server's memory: Python and its libraries, the cache's budget (``POSVIZ_CACHE_MB``:
-    tables, large results and built figures), the small results ``st.cache_data`` keeps, the lab's loaded results and
-    its worker processes."""
+    """The documented budget of a server's memory: Python and its libraries, the store's budget (``POSVIZ_CACHE_MB``:
+    tables, views and the results they share), the lab's loaded results and its worker processes."""
     sys.path.insert(0, str(ROOT))
     from posviz.lab.queue import KEEP_BYTES, default_workers
-    from posviz.ui.cache import SMALL_RESULTS_BYTES, budget_bytes
+    from posviz.ui.cache import budget_bytes
 
-    return BASE_MEMORY + budget_bytes() + SMALL_RESULTS_BYTES + KEEP_BYTES + default_workers() * WORKER_MEMORY
+    return BASE_MEMORY + budget_bytes() + KEEP_BYTES + default_workers() * WORKER_MEMORY
 
 
 async def run_waves(url: str, pid: int | None, args) -> list[Wave]:

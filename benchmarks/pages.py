@@ -485,13 +485,13 @@ def core_section() -> list[str]:
 
 def projections_section() -> list[str]:
     """PCA and t-SNE of a sinusoidal table of dimension 768: cold (also on one thread, which shows what the
-    other cores add), then through ``cache.sampled_projection`` of the whole table."""
+    other cores add), then through the Learned page's projection view of the whole table."""
     from unittest import mock
 
     from threadpoolctl import threadpool_limits
 
     import posviz
-    from posviz.ui import cache
+    from posviz.ui.views import learned as learned_views
 
     for method in ("pca", "tsne"):
         posviz.project(posviz.sinusoidal(64, 16), method)  # imports and first-call costs
@@ -499,7 +499,6 @@ def projections_section() -> list[str]:
     d = 768
     for n in (512, 2048):
         table = posviz.sinusoidal(n, d)
-        params = (("base", 10000.0), ("d_model", d), ("layout", "interleaved"), ("n_positions", n))
         for method in ("pca", "tsne"):
             log(f"projection: {method} of {n} x {d} ...")
             cpu = time.process_time()
@@ -508,9 +507,9 @@ def projections_section() -> list[str]:
             with threadpool_limits(1), mock.patch("os.cpu_count", return_value=1):  # BLAS, OpenMP, openTSNE
                 _, single = timed(lambda m=method, tb=table: posviz.project(tb, m))
             reset_caches()
-            ref = cache.Table.family("sinusoidal", params)
-            _, first = timed(lambda m=method, r=ref, k=n: cache.sampled_projection(r, k, method=m))
-            _, again = timed(lambda m=method, r=ref, k=n: cache.sampled_projection(r, k, method=m))
+            source = learned_views.registry_source("sinusoidal", n, d, 0.02, 0)
+            _, first = timed(lambda m=method, s=source: learned_views.projection(s, m))
+            _, again = timed(lambda m=method, s=source: learned_views.projection(s, m))
             target = method == "tsne" and n == 2048
             rows.append(
                 [
@@ -531,8 +530,9 @@ def projections_section() -> list[str]:
         "## Projections of a sinusoidal table",
         "",
         "Cold: `posviz.project(table, method)` (CPU: of this process, all threads), and again on one thread "
-        "(`threadpool_limits(1)` and one core for openTSNE). Then `posviz.ui.cache.sampled_projection` of all its "
-        "positions on an empty cache (builds the table and projects it) and a second time (served from the cache).",
+        "(`threadpool_limits(1)` and one core for openTSNE). Then the Learned page's projection view "
+        "(`posviz.ui.views.learned.projection`) of the sinusoidal-initialised table on an empty cache (builds the "
+        "table, projects at most the page's positions and draws the figure) and a second time (served from the cache).",
         "",
         *markdown_table([*header, "cached (ms)", "cached < 10 ms"], rows),
         "",

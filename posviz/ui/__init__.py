@@ -1,4 +1,5 @@
-"""The only part of posviz that imports Streamlit: page furniture, URL-bound controls, i18n and caches."""
+"""The only part of posviz that imports Streamlit: page furniture, URL-bound controls, i18n, the store and the views
+(``views``: each page's figures as functions of their settings)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
-from posviz import figures
 from posviz.figures import screen
 
 from . import cache, export, handout, internals, lesson, link, present, share, slides, widgets
@@ -19,7 +19,6 @@ from .present import controls, presenting
 
 __all__ = [
     "LANGUAGES",
-    "block_means_heatmap",
     "cache",
     "controls",
     "core_message",
@@ -29,14 +28,11 @@ __all__ = [
     "favicon",
     "finish_page",
     "fragment",
-    "heatmap",
     "intro",
     "lazy_tabs",
     "link",
     "presenting",
     "show",
-    "similarity_heatmap",
-    "spectrum_views",
     "t",
     "unused_controls",
     "widgets",
@@ -216,82 +212,6 @@ class Figures:
         show(fig, notice=notice, key=element, data=data, name=stem.replace(".", "-").replace("_", "-"))
 
 
-def heatmap(matrix, **kwargs) -> go.Figure:
-    """``figures.heatmap`` with the downsampling note in the current language, built once for the same matrix and
-    settings (``cache.heatmap_figure``: shared, never change it); a large table held by the cache is drawn from block
-    means kept beside it."""
-    return cache.heatmap_figure(matrix, downsampled_note=t("figure.downsampled"), **kwargs)
-
-
-def block_means_heatmap(means, shape: tuple[int, int], **kwargs) -> go.Figure:
-    """``heatmap`` of a ``shape`` table that is never built, drawn from its block means ``means`` (over the blocks
-    of ``figures.block_mean``, e.g. computed in closed form), built once for the same means."""
-    return cache.block_means_figure(means, tuple(shape), downsampled_note=t("figure.downsampled"), **kwargs)
-
-
-def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None = None) -> go.Figure:
-    """A cosine-similarity matrix over ``positions`` (evenly spaced out of ``n_positions``), with its axes in
-    position units and the colour range fixed to [-1, 1]."""
-    step = (n_positions - 1) / max(len(positions) - 1, 1) if len(positions) < n_positions else 1.0
-    return heatmap(
-        matrix,
-        title=title or t("figure.similarity"),
-        x_title=t("axis.position"),
-        y_title=t("axis.position"),
-        zmin=-1.0,
-        zmax=1.0,
-        dx=step,
-        dy=step,
-        colorbar_title="cos",
-    )
-
-
-def spectrum_views(
-    figs: Figures, spectrum, width: int, *, table_name: str, reference_power=None, variant: str | None = None, **values
-) -> None:
-    """The two spectrum figures of a table (``analysis.position_spectrum`` of it, ``width`` its d): each analysed
-    dimension's dominant frequency against the sinusoidal table's, the figure ``spectrum`` of ``figs`` (its caption
-    ``<page>.spectrum.notice``, ``variant`` and ``values`` as in :meth:`Figures.show`), and the mean power spectrum,
-    beside ``reference_power`` (the sinusoidal table's) when given, captioned alike on every page."""
-    from posviz.figures import learned as learned_figures
-
-    reference = cache.sinusoidal_column_frequencies(width)
-    sampled = len(spectrum.dims) < width
-    fig = learned_figures.dominant_frequencies(
-        spectrum.dims,
-        spectrum.dominant,
-        reference,
-        spectrum.resolution,
-        title=t("learned.spectrum.dominant"),
-        x_title=t("axis.dimension"),
-        y_title=t("learned.axis.frequency"),
-        table_name=table_name,
-        reference_name=t("learned.spectrum.reference"),
-        floor_name=t("learned.spectrum.floor"),
-    )
-    data = {
-        "dimension": spectrum.dims,
-        "dominant_frequency": spectrum.dominant,
-        "sinusoidal_frequency": reference[spectrum.dims],
-    }
-    extra = t("learned.sampled_dims", shown=len(spectrum.dims), d=width) if sampled else ""
-    figs.show("spectrum", fig, data, variant=variant, extra=extra, chart="dominant", **values)
-    series = {table_name: spectrum.mean_power}
-    if reference_power is not None:
-        series[t("learned.spectrum.reference")] = reference_power
-    fig = figures.lines(
-        spectrum.frequencies,
-        series,
-        title=t("learned.spectrum.mean"),
-        x_title=t("learned.axis.frequency"),
-        y_title=t("learned.axis.power"),
-    )
-    data = {"frequency": spectrum.frequencies, **series}
-    show(fig, notice=t("learned.spectrum.mean.notice"), key="power", data=data, name=f"{figs.page}-spectrum-mean")
-
-
-#: What the user gave, which a core error is about: the first words of the message say it ("This file could not be
-#: read: ..."), from the catalog key ``error.input.<kind>``.
 INPUT_KINDS = (
     "setting",  # controls and link values: a size, a base, a head count ...
     "file",  # an uploaded model file

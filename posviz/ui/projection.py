@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from posviz import analysis, figures
 
-from . import cache, widgets
+from . import widgets
 from .i18n import t
 
 
@@ -19,16 +19,8 @@ def pick_method(page: str) -> str:
     )
 
 
-def path(table: cache.Table, n: int, method: str, positions: int) -> tuple[go.Figure, dict, str]:
-    """The rows of ``table`` (``n`` positions; at most ``positions`` of them, evenly spaced) projected on two axes with
-    ``method`` (``cache.sampled_projection``): the figure, its CSV, and the sentence saying how many positions are
-    drawn ("" when all are)."""
-    where, coords = cache.sampled_projection(table, positions, method=method)
-    return path_figure(where, coords, n, method)
-
-
 def path_figure(where, coords, n: int, method: str) -> tuple[go.Figure, dict, str]:
-    """The figure of :func:`path` from the projected rows: positions ``where`` (of ``n``) at their 2-D coordinates
+    """The projected rows of a table as a path: positions ``where`` (of ``n``) at their 2-D coordinates
     ``coords`` (``analysis.sampled_projection`` with ``method``), coloured by position; its CSV, and the sentence
     saying how many positions are drawn ("" when all are)."""
     fig = figures.positions_path(

@@ -1,18 +1,16 @@
-"""The pages' cache (posviz/ui/cache.py): thin wrappers with the core functions' parameters over Streamlit's
-``st.cache_data`` (small results, a fresh copy on every hit) and ``TABLES``, one store bounded by the bytes it holds,
-of the large position tables, the results that can reach a million numbers and the built figures.
+"""The pages' store (posviz/ui/cache.py): ``TABLES``, one store bounded by the bytes it holds, keyed by parameters,
+of the families' tables, loaded checkpoints, models' positions, the views' whole outputs and the results views share.
 
-What it promises and is tested here: results equal the core's and a page cannot change a cached one; every byte a
-``TABLES`` entry holds is counted (arrays inside result objects, tuples, dicts, torch tensors) and the least recently
-used entries go once the budget is full; ``10`` and ``10.0`` are different keys; a table without parameters is keyed
-by its content, so a changed upload is never answered with an old result; every session shares the entries.
+What it promises and is tested here: a table equals the core's and is read-only, the same object on every hit;
+every byte an entry holds is counted (arrays inside result objects, tuples, dicts, torch tensors) and the least
+recently used entries go once the budget is full; ``10`` and ``10.0`` are different keys; a checkpoint is keyed by its
+content, so a changed upload is never answered with an old result; every session shares the entries.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import json
 
 import numpy as np
@@ -44,9 +42,7 @@ def owned_bytes(array: np.ndarray) -> int:
 
 
 class Counter:
-    """Wraps a function of a module and counts its calls. A cache entry that is the function itself under a cache
-    (``cache.rope_inv_freq = _results(rope.rope_inv_freq)``) holds the original, so it is replaced by the same
-    cache over the counting function; a written-out wrapper calls the module's attribute, which is patched."""
+    """Wraps a function of a module and counts its calls (the views call the core through its module)."""
 
     def __init__(self, monkeypatch, module, name: str):
         self.calls = 0
@@ -58,10 +54,6 @@ class Counter:
             return original(*args, **kwargs)
 
         monkeypatch.setattr(module, name, counted)
-        for entry, value in list(vars(cache).items()):
-            if value is not counted and getattr(value, "__wrapped__", None) is original:
-                recache = cache._results if type(value).__name__ == "CachedFunc" else cache._held
-                monkeypatch.setattr(cache, entry, recache(counted))
 
 
 # ------------------------------------------------------------------------------------------------ large tables
@@ -169,16 +161,6 @@ def test_arrays_inside_a_held_result_are_read_only():
     assert held.parts["row"].base is None, "a view would keep its whole parent alive"
 
 
-def test_a_large_held_table_has_its_preview_kept_beside_it(monkeypatch):
-    calls = Counter(monkeypatch, cache.figures, "block_mean")
-    params = {"base": 10000.0, "d_model": 1100, "layout": "interleaved", "n_positions": 1100}
-    table = cache.family_table("sinusoidal", params)
-    first = cache.preview(table)
-    assert cache.preview(table) is first and calls.calls == 1
-    np.testing.assert_array_equal(first, posviz.figures.block_mean(posviz.sinusoidal(1100, 1100)))
-    assert cache.preview(np.array(table)) is None  # an equal copy is not the held table
-
-
 def test_the_budget_is_a_setting():
     """POSVIZ_CACHE_MB sets the budget in megabytes; nonsense is refused with a sentence, not taken as zero."""
     assert cache.budget_bytes({}) == cache.CACHE_MB_DEFAULT << 20
@@ -191,82 +173,61 @@ def test_the_budget_is_a_setting():
 # ------------------------------------------------------------------------------------------------ results
 
 
-def test_a_page_cannot_change_a_cached_result():
-    """A small result (``st.cache_data``) is a copy on every hit: changing it leaves the next hit as the core
-    computed it. A large one (held in ``TABLES``, never copied) is read-only: changing it raises."""
-    slopes = cache.alibi_slopes(8)
-    slopes[:] = 7.0
-    np.testing.assert_array_equal(cache.alibi_slopes(8), 2.0 ** (-np.arange(1, 9)))
+def test_a_page_cannot_change_a_held_result():
+    """A result is held, never copied: its arrays are read-only, so changing one raises, and the next hit is the
+    same object as the core computed it."""
+    from posviz.lessons import sinusoidal as sinlesson
+    from posviz.ui import views
 
-    positions, similarity = cache.sinusoidal_similarity(40, 8, 10)
+    positions, similarity = views.shared(sinlesson.sinusoidal_similarity, 40, 8, 10)
     for array in (positions, similarity):
         with pytest.raises(ValueError, match="read-only"):
             array[0] = 0
-    again_positions, again = cache.sinusoidal_similarity(40, 8, 10)
-    assert again is similarity  # the held array itself
+    again_positions, again = views.shared(sinlesson.sinusoidal_similarity, 40, 8, max_positions=10)
+    assert again is similarity  # the held array itself, however the arguments are spelled
     np.testing.assert_array_equal(again_positions, posviz.evenly_spaced(40, 10))
     table = posviz.sinusoidal(40, 8)
     np.testing.assert_allclose(again, posviz.cosine_similarity_matrix(table[again_positions]), atol=1e-12)
 
 
-def test_held_results_are_keyed_by_their_arguments_with_their_types(monkeypatch):
+def test_results_are_keyed_by_their_arguments_with_their_types(monkeypatch):
     """``origin_similarity(..., bases=(10000,))`` and ``(10000.0,)`` are two entries, down inside the tuple."""
     from posviz.lessons import sinusoidal as sinlesson
+    from posviz.ui import views
 
     calls = Counter(monkeypatch, sinlesson, "origin_similarity")
-    cache.origin_similarity(64, 8, (10000,))
-    cache.origin_similarity(64, 8, (10000,))
+    views.shared(sinlesson.origin_similarity, 64, 8, (10000,))
+    views.shared(sinlesson.origin_similarity, 64, 8, (10000,))
     assert calls.calls == 1
-    cache.origin_similarity(64, 8, (10000.0,))
-    cache.origin_similarity(64, 8, bases=(10000.0,), max_points=1024)  # the same call, spelled out
+    views.shared(sinlesson.origin_similarity, 64, 8, (10000.0,))
+    views.shared(sinlesson.origin_similarity, 64, 8, bases=(10000.0,), max_points=1024)  # the same, spelled out
     assert calls.calls == 2
 
 
-def test_an_int_and_a_float_are_different_entries(monkeypatch):
-    """``f(10)`` and ``f(10.0)`` are two keys: each call reaches the core with its own argument."""
-    seen = []
-    monkeypatch.setattr(cache, "constant_guess_error", cache._results(lambda n: seen.append(n) or repr(n)))
-    assert cache.constant_guess_error(10) == "10"
-    assert cache.constant_guess_error(10.0) == "10.0"
-    assert cache.constant_guess_error(10) == "10"
-    assert [type(n) for n in seen] == [int, float]
+def test_settings_keys_keep_types_inside_containers_and_dicts():
+    """``settings_key`` is what every key is made of: names sorted, each value with its type, inside tuples, lists
+    and dicts too; ``held_tables`` reads the values back."""
+    assert cache.settings_key({"b": 1, "a": 2.0}) == (("a", "float", 2.0), ("b", "int", 1))
+    assert cache.settings_key({"x": (1, 1.0)}) != cache.settings_key({"x": (1.0, 1)})
+    assert cache.settings_key({"p": {"base": 10}}) != cache.settings_key({"p": {"base": 10.0}})
+    assert cache.settings_key({"p": {"a": 1, "b": 2}}) == cache.settings_key({"p": {"b": 2, "a": 1}})
+    params = {"base": 500, "d_model": 8, "layout": "half", "n_positions": 12, "nested": ((1, 2.5), [3])}
+    assert cache._untyped(cache._typed_value(params)) == params
 
 
-def test_an_analysis_is_keyed_by_the_table_name_never_the_array(monkeypatch):
-    """A family table is named by its parameters and built only on a miss; a table without parameters is named
-    by a digest of its bytes, so the same bytes hit and a one-element change is a new entry, never a stale one."""
-    builds = Counter(monkeypatch, cache, "family_table")
-    params = {"base": 10000.0, "d_model": 16, "layout": "interleaved", "n_positions": 50}
-    positions, sim = cache.sampled_similarity(cache.Table.family("sinusoidal", params), 10)
-    cache.sampled_similarity(cache.Table.family("sinusoidal", params), 10)
-    assert builds.calls == 1
-    np.testing.assert_array_equal(positions, posviz.evenly_spaced(50, 10))
-    np.testing.assert_allclose(sim, posviz.cosine_similarity_matrix(posviz.sinusoidal(50, 16)[positions]), atol=1e-12)
+def test_a_model_s_positions_are_kept_by_its_config_s_text(monkeypatch):
+    from posviz import models
 
-    norms = Counter(monkeypatch, analysis, "row_norms")
-    table = np.random.default_rng(1).normal(size=(40, 6))
-    first = cache.row_norms(cache.Table.content(table))
-    cache.row_norms(cache.Table.content(table.copy()))
-    assert norms.calls == 1
-    changed = table.copy()
-    changed[17, 3] += 1.0
-    again = cache.row_norms(cache.Table.content(changed))
-    assert norms.calls == 2
-    np.testing.assert_array_equal(again, posviz.row_norms(changed))
-    assert again[17] != first[17]
-
-
-def test_a_table_is_probed_once_for_its_reading_and_its_probe_view(monkeypatch):
-    """The inspector reads a table (ordered, noise or tiny) from its position probe and draws that probe too: one
-    probe, and the reading is the core's own verdict."""
-    array = np.cumsum(np.random.default_rng(23).normal(size=(96, 8)), axis=0)  # a random walk orders its rows
-    expected_reading, expected_probe = analysis.read_table(array, 1024), analysis.sampled_position_probe(array, 1024)
-    probes = Counter(monkeypatch, analysis, "sampled_position_probe")
-    table = cache.Table.content(array)
-    reading = cache.read_table(table, 1024)
-    error = cache.sampled_position_probe(table, 1024)
-    assert probes.calls == 1
-    assert reading == expected_reading and error == expected_probe == reading.probe
+    reads = Counter(monkeypatch, models, "model_positions")
+    text = cache.model_preset_text("llama3_1_8b")
+    first = cache.model_positions(text)
+    assert cache.model_positions(text) is first and reads.calls == 1
+    direct = models.model_positions(text)  # (the second read)
+    assert len(first.layers) == len(direct.layers) == 32
+    np.testing.assert_array_equal(first.layers[0].inv_freq, direct.layers[0].inv_freq)
+    assert not first.layers[0].inv_freq.flags.writeable  # held read-only
+    other = cache.model_positions(text.replace("500000.0", "250000.0"))
+    assert other is not first and other.layers[0].rope_theta == 250000.0
 
 
 def test_a_changed_upload_is_loaded_again():
@@ -287,40 +248,10 @@ def test_a_changed_upload_is_loaded_again():
     assert other_digest != digest
     np.testing.assert_array_equal(other.table, changed)
     assert not other.matrix.flags.writeable
-    assert cache._array_key(other.table)[:2] == ("held", ("checkpoint", other_digest, None, "matrix"))
+    assert ("checkpoint", other_digest, None) in cache.TABLES.keys()
 
 
 # ------------------------------------------------------------------------------------------------ figures
-
-
-def test_a_figure_is_built_once_for_the_same_values_and_again_for_others(monkeypatch):
-    """Figures are keyed by the exact values of their arguments: a copy hits, a change in one element of a large
-    array builds another, and so do another type of the same number and another title."""
-    builds = Counter(monkeypatch, cache.figures, "heatmap")
-    matrix = np.random.default_rng(3).normal(size=(800, 800))  # 640,000 elements: Streamlit's own hash samples
-    first = cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y")
-    assert cache.heatmap_figure(matrix.copy(), title="t", x_title="x", y_title="y") is first
-    assert builds.calls == 1
-    changed = matrix.copy()
-    changed[400, 123] += 1.0
-    assert cache.heatmap_figure(changed, title="t", x_title="x", y_title="y") is not first
-    assert cache.heatmap_figure(matrix, title="another", x_title="x", y_title="y") is not first
-    assert cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y", zmin=1) is not (
-        cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y", zmin=1.0)
-    )
-    assert builds.calls == 5
-
-
-def test_the_heatmap_figure_takes_the_builders_parameters_and_a_given_reduced():
-    """``cache.heatmap_figure`` is :func:`posviz.figures.heatmap` under the figure cache, with its parameters: block
-    means the caller already has (``reduced``) are what it draws, and only without them the held preview."""
-    assert inspect.signature(cache.heatmap_figure) == inspect.signature(figures.heatmap)
-    matrix = np.random.default_rng(5).normal(size=(600, 600))  # more cells than are drawn exactly
-    means = -figures.block_mean(matrix)  # not the matrix's own block means: only a given reduced draws these
-    got = cache.heatmap_figure(matrix, title="t", x_title="x", y_title="y", reduced=means)
-    want = figures.heatmap(matrix, title="t", x_title="x", y_title="y", reduced=means)
-    assert got.data[0].source == want.data[0].source
-    assert got.data[0].source != figures.heatmap(matrix, title="t", x_title="x", y_title="y").data[0].source
 
 
 def test_a_held_figure_sends_the_dictionary_of_the_figure_it_was_built_as():
@@ -344,23 +275,6 @@ def test_a_held_figure_sends_the_dictionary_of_the_figure_it_was_built_as():
     assert cache.nbytes(held) >= allocated
 
 
-def test_a_figure_of_a_held_array_is_keyed_by_its_entry_not_its_bytes():
-    """A 1,100 x 1,100 table held in TABLES is named by its key and window, never read whole to key a figure; a
-    held result inside a tuple (a similarity matrix) too."""
-    params = {"base": 10000.0, "d_model": 1100, "layout": "interleaved", "n_positions": 1100}
-    table = cache.family_table("sinusoidal", params)
-    key = cache._array_key(table)
-    assert key[0] == "held" and key[1] == ("family", "sinusoidal", cache.settings_key(params))
-    assert cache._array_key(table[1:]) != key  # another window of the same table
-    _, similarity = cache.sinusoidal_similarity(100, 8, 50)
-    assert cache._array_key(similarity)[1][1:3] == (
-        "sinusoidal_similarity",
-        cache.settings_key(
-            {"base": 10000.0, "d_model": 8, "layout": "interleaved", "max_positions": 50, "n_positions": 100}
-        ),
-    )
-
-
 # ------------------------------------------------------------------------------------------------ sessions
 
 
@@ -372,7 +286,7 @@ def test_two_sessions_share_the_entries(monkeypatch):
     from posviz.lessons import sinusoidal as sinlesson
 
     similarity = Counter(monkeypatch, sinlesson, "sinusoidal_similarity")
-    heatmaps = Counter(monkeypatch, cache.figures, "heatmap")
+    heatmaps = Counter(monkeypatch, figures, "heatmap")
 
     def student():
         at = AppTest.from_file(str(APP_FILE), default_timeout=60)
@@ -388,3 +302,33 @@ def test_two_sessions_share_the_entries(monkeypatch):
     assert similarity.calls == 1 and heatmaps.calls == 2
     assert cache.TABLES.keys() == held
     assert len(second.get("plotly_chart")) == 2
+
+
+def test_a_table_is_named_by_its_content_never_by_the_array(monkeypatch):
+    """A table without parameters is a ``Table`` named by a digest of its bytes: the same bytes hit (a copy too) and a
+    one-element change is a new entry, never a stale one; a family table is named by its parameters and built only
+    on a miss."""
+    from posviz.ui import views
+
+    norms = Counter(monkeypatch, analysis, "row_norms")
+
+    def row_norms(table: cache.Table) -> np.ndarray:
+        return analysis.row_norms(table.matrix)
+
+    array = np.random.default_rng(1).normal(size=(40, 6))
+    first = views.shared(row_norms, cache.Table.content(array))
+    assert views.shared(row_norms, cache.Table.content(array.copy())) is first
+    assert norms.calls == 1
+    changed = array.copy()
+    changed[17, 3] += 1.0
+    again = views.shared(row_norms, cache.Table.content(changed))
+    assert norms.calls == 2 and again[17] != first[17]
+    np.testing.assert_array_equal(again, posviz.row_norms(changed))
+
+    builds = Counter(monkeypatch, cache, "family_table")
+    params = {"base": 10000.0, "d_model": 16, "layout": "interleaved", "n_positions": 50}
+    named = cache.Table.family("sinusoidal", params)
+    assert builds.calls == 0  # naming a table builds nothing
+    np.testing.assert_allclose(views.shared(row_norms, named), np.sqrt(8.0), atol=1e-12)  # sqrt(d/2) for every row
+    views.shared(row_norms, cache.Table.family("sinusoidal", dict(params)))
+    assert builds.calls == 1

@@ -126,7 +126,7 @@ def test_a_view_module_calls_the_core_itself(path):
     shared family tables and their previews are the only store it asks; a table it is handed is a ``cache.Table``,
     named by its content), and draws nothing itself."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    allowed = {"family_table", "family_preview", "TABLES", "Table", "AnyTable"}
+    allowed = {"family_table", "family_preview", "TABLES", "Table"}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "cache":
             assert node.attr in allowed, f"{path.name}:{node.lineno} calls cache.{node.attr}"
