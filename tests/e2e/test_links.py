@@ -153,6 +153,8 @@ def test_the_menu_is_in_sections(page, app_url, screenshot_dir, lang):
 def test_pitfalls_code_wraps_instead_of_being_clipped(page, app_url, screenshot_dir, tab):
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(page_url(app_url, "pitfalls", f"tab={tab}&present=true"), wait_until="domcontentloaded")
+    # every one of these tabs shows code: wait for it (a loaded machine can settle on the frame before the tab draws)
+    page.wait_for_selector('[data-testid="stCode"] pre', timeout=90_000)
     settle(page)
     blocks = page.evaluate(
         """() => [...document.querySelectorAll('[data-testid="stCode"] pre')].map(p =>
