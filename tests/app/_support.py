@@ -473,3 +473,60 @@ def order_on_page(at) -> list[int]:
     texts = [m.value for m in at.markdown if "→" in m.value]
     assert len(texts) == 1, texts
     return [int(v) for v in re.findall(r"\d+", texts[0].split("**")[1])]
+
+
+def figure_spec(fig) -> str:
+    """A figure's dictionary as JSON, arrays included, to compare two figures."""
+    from plotly.utils import PlotlyJSONEncoder
+
+    return json.dumps(fig.to_dict(), cls=PlotlyJSONEncoder, sort_keys=True)
+
+
+def held_view_keys() -> list:
+    """The keys of the views the store holds now."""
+    from posviz.ui import cache
+
+    return [key for key in cache.TABLES.keys() if key[0] == "view"]
+
+
+def assert_same_items(cached, fresh) -> None:
+    """A view's cached output and a fresh build of it (``view.uncached``) show the same items: figures with the same
+    key, options and dictionary, and equal texts and tables."""
+    from posviz.ui.views import Figure
+
+    fresh = list(fresh)
+    assert [type(item) for item in cached.items] == [type(item) for item in fresh]
+    for got, built in zip(cached.items, fresh, strict=True):
+        if isinstance(got, Figure):
+            assert (got.key, dict(got.options)) == (built.key, dict(built.options))
+            assert figure_spec(got.fig) == figure_spec(built.fig)
+        else:
+            assert got == built
+
+
+def sinusoid_omega(d: int, base: float = 10_000.0) -> np.ndarray:
+    """w_i = base^(-2i/d), i = 0 .. ceil(d/2) - 1 (Vaswani et al., 2017, section 3.5)."""
+    return base ** (-np.arange(0, d, 2) / d)
+
+
+def sinusoid_rows(positions, d: int, base: float = 10_000.0, layout: str = "interleaved") -> np.ndarray:
+    """PE[p, 2i] = sin(p w_i), PE[p, 2i + 1] = cos(p w_i) (interleaved), or every sin column and then every cos
+    column (halves), at ``positions``; an odd d ends its sin columns with one that has no cos partner."""
+    angles = np.asarray(positions, dtype=np.float64)[:, None] * sinusoid_omega(d, base)[None, :]
+    sines, cosines = np.sin(angles), np.cos(angles)[:, : d // 2]
+    if layout == "halves":
+        return np.concatenate([sines, cosines], axis=1)
+    table = np.empty((angles.shape[0], d))
+    table[:, 0::2], table[:, 1::2] = sines, cosines
+    return table
+
+
+def spaced(n: int, limit: int) -> np.ndarray:
+    """At most ``limit`` positions evenly spaced over 0 .. n - 1, the first and the last among them."""
+    return np.arange(n) if n <= limit else np.unique(np.round(np.linspace(0, n - 1, limit)).astype(np.int64))
+
+
+def cosines(rows: np.ndarray) -> np.ndarray:
+    """The cosine similarity of every pair of rows."""
+    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit @ unit.T

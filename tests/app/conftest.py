@@ -40,6 +40,21 @@ def default_view():
     return get
 
 
+@pytest.fixture
+def views_in_english():
+    """A test of views starts in English with an empty store (the process's, shared with the other tests), and
+    leaves it empty: ``pytestmark = pytest.mark.usefixtures("views_in_english")``."""
+    import streamlit as st
+
+    from posviz.ui import cache
+
+    cache.TABLES.clear()
+    st.session_state["lang"] = "en"
+    yield
+    st.session_state.pop("lang", None)
+    cache.TABLES.clear()
+
+
 def pytest_terminal_summary(terminalreporter):
     """How many states the fuzz test visited on each page (links opened plus control moves)."""
     fuzz = sys.modules.get(f"{__package__}.test_fuzz")

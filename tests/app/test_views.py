@@ -24,14 +24,7 @@ from ._support import assert_matrix, heatmap_z
 VIEWS_DIR = pathlib.Path(views.__file__).parent
 
 
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def mean_cos_scores(positions_q, positions_k, head_dim: int, base: float) -> np.ndarray:

@@ -8,42 +8,19 @@ are every other slope of 2c heads (its heads 0, 2, 4, ...).
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import pytest
 import streamlit as st
-from plotly.utils import PlotlyJSONEncoder
 
 from posviz.ui import cache
 from posviz.ui.views import alibi as alibi_views
+from tests.core._oracles import paper_alibi_slopes as paper_slopes
 
-from ._support import as_array, assert_matrix, heatmap_z, title, tr
+from ._support import as_array, assert_matrix, assert_same_items, heatmap_z, held_view_keys, title, tr
 
-
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
-
-
-def paper_slopes(n: int) -> list[float]:
-    """Press et al.'s ``get_slopes(n)``, written as in their code: powers of two first, then every other slope of
-    2c heads."""
-
-    def power_of_two(k: int) -> list[float]:
-        start = 2 ** (-(2 ** -(math.log2(k) - 3)))
-        return [start * start**i for i in range(k)]
-
-    if math.log2(n).is_integer():
-        return power_of_two(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return power_of_two(closest) + paper_slopes(2 * closest)[0::2][: n - closest]
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def largest_power_of_two(n: int) -> int:
@@ -54,15 +31,6 @@ def ys(fig: dict) -> list[np.ndarray]:
     """The y values of every drawn trace (legend-only traces have x = [None])."""
     drawn = [trace for trace in fig["data"] if not np.isnan(as_array(trace["x"])).all()]
     return [as_array(trace["y"]) for trace in drawn]
-
-
-def spec(fig) -> str:
-    """A figure's dictionary as JSON, arrays included, to compare two figures."""
-    return json.dumps(fig.to_dict(), cls=PlotlyJSONEncoder, sort_keys=True)
-
-
-def view_keys() -> list:
-    return [key for key in cache.TABLES.keys() if key[0] == "view"]
 
 
 def test_the_paper_rule_is_the_closed_form_for_powers_of_two():
@@ -118,14 +86,7 @@ def test_the_language_is_part_of_the_key():
 )
 def test_a_view_equals_its_uncached_build(name, settings):
     made = getattr(alibi_views, name)
-    cached, fresh = made(*settings), list(made.uncached(*settings))
-    assert [type(item) for item in cached.items] == [type(item) for item in fresh]
-    for got, built in zip(cached.items, fresh, strict=True):
-        if isinstance(got, alibi_views.Figure):
-            assert (got.key, dict(got.options)) == (built.key, dict(built.options))
-            assert spec(got.fig) == spec(built.fig)
-        else:
-            assert got == built
+    assert_same_items(made(*settings), made.uncached(*settings))
 
 
 @pytest.mark.parametrize(
@@ -145,7 +106,7 @@ def test_refused_settings_raise_and_are_not_cached(name, settings):
     for _ in range(2):
         with pytest.raises(ValueError):
             getattr(alibi_views, name)(*settings)
-    assert not view_keys()
+    assert not held_view_keys()
 
 
 # ------------------------------------------------------------------------------------------------- the numbers

@@ -19,18 +19,11 @@ from posviz.lessons import attention_demo, claims
 from posviz.ui import cache, views
 from posviz.ui.views import claims as claims_views
 from posviz.ui.views import claims_attention, claims_learned, claims_rope, claims_sinusoidal
+from tests.core._oracles import paper_alibi_slopes as paper_slopes
 
 from ._support import as_array, assert_matrix, heatmap_z, says, title, tr
 
-
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 # ------------------------------------------------------------------------------------ the formulas, by hand
@@ -79,19 +72,6 @@ def worst_pair_error(positions, d: int, dtype: str) -> np.ndarray:
     sin_error = np.abs(rounded(np.sin(angle), dtype) - np.sin(p * w))
     cos_error = np.abs(rounded(np.cos(angle), dtype) - np.cos(p * w))
     return np.maximum(sin_error, cos_error).max(axis=1)
-
-
-def paper_slopes(n: int) -> list[float]:
-    """Press et al.'s ``get_slopes(n)`` as in their code: powers of two first, then every other slope of 2c heads."""
-
-    def power_of_two(k: int) -> list[float]:
-        start = 2 ** (-(2 ** -(math.log2(k) - 3)))
-        return [start * start**i for i in range(k)]
-
-    if math.log2(n).is_integer():
-        return power_of_two(n)
-    closest = 2 ** math.floor(math.log2(n))
-    return power_of_two(closest) + paper_slopes(2 * closest)[0::2][: n - closest]
 
 
 # ---------------------------------------------------------------------------------------------- reading back

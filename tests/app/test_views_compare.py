@@ -12,17 +12,18 @@ from posviz.encodings import relative
 from posviz.ui import cache
 from posviz.ui.views import compare as compare_views
 
-from ._support import as_array, assert_matrix, heatmap_z, rope_table_formula, sinusoidal_formula, title, tr
+from ._support import (
+    as_array,
+    assert_matrix,
+    assert_same_items,
+    heatmap_z,
+    rope_table_formula,
+    sinusoidal_formula,
+    title,
+    tr,
+)
 
-
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def no_view_cached() -> bool:
@@ -81,16 +82,6 @@ def unseen_share(steps, train: int, omega) -> np.ndarray:
     return ((swept < 2 * np.pi) & (angle > swept + 1e-9)).mean(axis=1)
 
 
-def assert_same_figures(cached, fresh) -> None:
-    assert [type(item) for item in cached.items] == [type(item) for item in fresh]
-    for got, built in zip(cached.items, fresh, strict=True):
-        if hasattr(got, "fig"):
-            assert (got.key, got.options) == (built.key, built.options)
-            assert got.fig.to_dict() == built.fig.to_dict()
-        else:
-            assert got == built
-
-
 # ------------------------------------------------------------------------------------------------------ kinds
 
 
@@ -127,7 +118,7 @@ def test_family_map_follows_the_language():
     chinese = compare_views.family_map()
     assert chinese is not english
     assert title(chinese.figure("map").fig.to_dict()) == tr("zh", "compare.map")
-    assert_same_figures(chinese, compare_views.family_map.uncached())
+    assert_same_items(chinese, compare_views.family_map.uncached())
 
 
 def test_feature_rows_name_every_family_in_registry_order():
@@ -193,7 +184,7 @@ def test_offset_is_kept_by_its_settings_and_shares_its_curves():
     assert side_by_side.figure("offset").data.equals(first.figure("offset").data)
     held = compare_views.offset_curve("rope", (("n_positions", 32),))
     assert compare_views.offset_curve("rope", (("n_positions", 32),)) is held
-    assert_same_figures(side_by_side, compare_views.offset.uncached(32, True))
+    assert_same_items(side_by_side, compare_views.offset.uncached(32, True))
 
 
 def test_offset_refuses_a_length_of_zero():
@@ -266,7 +257,7 @@ def test_long_is_kept_by_its_settings():
     assert compare_views.long(128, 512) is first
     assert compare_views.long(128, 1024) is not first
     assert compare_views.long(256, 512) is not first
-    assert_same_figures(first, compare_views.long.uncached(128, 512))
+    assert_same_items(first, compare_views.long.uncached(128, 512))
 
 
 @pytest.mark.parametrize(("train", "longer"), [(0, 512), (64, 0), (64, posviz.MAX_POSITIONS + 1)])
@@ -313,7 +304,7 @@ def test_cost_is_kept_by_its_settings():
     assert compare_views.cost(768, 12, 12) is first
     assert compare_views.cost(768, 12, 6) is not first
     assert compare_views.cost(768, 8, 12) is not first
-    assert_same_figures(first, compare_views.cost.uncached(768, 12, 12))
+    assert_same_items(first, compare_views.cost.uncached(768, 12, 12))
 
 
 def test_cost_refuses_more_heads_than_dimensions():
@@ -353,7 +344,7 @@ def test_side_table_is_kept_by_its_settings():
     assert compare_views.side_table("a", "sinusoidal", SIN_A) is first
     assert compare_views.side_table("b", "sinusoidal", SIN_A) is not first
     assert compare_views.side_table("a", "sinusoidal", SIN_B) is not first
-    assert_same_figures(first, compare_views.side_table.uncached("a", "sinusoidal", SIN_A))
+    assert_same_items(first, compare_views.side_table.uncached("a", "sinusoidal", SIN_A))
 
 
 @pytest.mark.parametrize(
@@ -411,7 +402,7 @@ def test_side_offset_keeps_each_sides_curve_when_the_other_changes():
     assert compare_views.offset_curve("sinusoidal", SIN_A) is held  # side A's curve, not computed again
     _, index = lines(other.figure("side.offset").fig.to_dict())[f"B · {name('shaw')}"]
     np.testing.assert_array_equal(index, np.clip(np.arange(-8, 9), -3, 3) + 3)
-    assert_same_figures(other, compare_views.side_offset.uncached("sinusoidal", SIN_A, "shaw", shaw))
+    assert_same_items(other, compare_views.side_offset.uncached("sinusoidal", SIN_A, "shaw", shaw))
 
 
 def test_side_offset_refuses_a_parameter_the_family_does_not_have():

@@ -27,14 +27,7 @@ DOG = ("the", "dog", "bit", "the", "man")
 SENTENCE = "the dog bit the man"
 
 
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def view_keys() -> list[tuple]:

@@ -19,18 +19,11 @@ from posviz.ui import cache
 from posviz.ui.views import inspect_findings as findings_views
 from posviz.ui.views import inspect_tables as table_views
 from posviz.ui.views import inspect_usage as usage_views
+from tests.core._oracles import bert_init_blocks
 
-from ._support import as_array, assert_matrix, heatmap_z, title, tr
+from ._support import as_array, assert_matrix, assert_same_items, heatmap_z, title, tr
 
-
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def view_keys() -> list[tuple]:
@@ -140,18 +133,9 @@ def guess(n: int) -> float:
 
 
 def random_start(n: int, d: int, std: float = 0.02, seed: int = 0) -> np.ndarray:
-    """BERT's start as ``learned.RandomTable`` documents it: rows in blocks of 4, block b drawn in float32 by
-    ``torch.empty(4, d).normal_(0, std)`` from a generator seeded with (key + b) mod 2^32, key the first 32-bit word
-    of numpy's SeedSequence(seed)."""
-    import torch
-
-    key = int(np.random.SeedSequence(seed).generate_state(1, np.uint32)[0])
-    blocks = -(-n // 4)
-    table = np.empty((4 * blocks, d))
-    for b in range(blocks):
-        generator = torch.Generator().manual_seed((key + b) % (1 << 32))
-        table[4 * b : 4 * b + 4] = torch.empty(4, d).normal_(0.0, std, generator=generator).numpy()
-    return table[:n]
+    """BERT's start as ``learned.RandomTable`` documents it: rows in blocks of 4, each block what
+    ``torch.nn.init.normal_`` puts in a float32 parameter from its own seeded generator (``bert_init_blocks``)."""
+    return bert_init_blocks(n, d, std=std, seed=seed, block_rows=4)
 
 
 # --------------------------------------------------------------------------------------- caching and keys
@@ -608,25 +592,14 @@ USAGE_CASES = {
 }
 
 
-def same_items(cached, fresh) -> None:
-    fresh = list(fresh)
-    assert [type(item) for item in cached.items] == [type(item) for item in fresh]
-    for got, built in zip(cached.items, fresh, strict=True):
-        if hasattr(got, "fig"):
-            assert (got.key, got.options) == (built.key, built.options)
-            assert got.fig.to_dict() == built.fig.to_dict()
-        else:
-            assert got == built
-
-
 @pytest.mark.parametrize("name", CASES)
 def test_a_view_equals_its_uncached_build(name):
     func, settings = CASES[name]
-    same_items(func(*settings()), func.uncached(*settings()))
+    assert_same_items(func(*settings()), func.uncached(*settings()))
 
 
 @pytest.mark.parametrize("name", USAGE_CASES)
 def test_a_usage_view_equals_its_uncached_build(llama, name):
     model, _ = llama
     func, settings = USAGE_CASES[name]
-    same_items(func(model, *settings), func.uncached(model, *settings))
+    assert_same_items(func(model, *settings), func.uncached(model, *settings))

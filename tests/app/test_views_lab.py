@@ -53,15 +53,13 @@ def stored_queue() -> lab.TrainingQueue:
     return queue
 
 
+pytestmark = pytest.mark.usefixtures("views_in_english")
+
+
 @pytest.fixture(autouse=True)
-def english(monkeypatch):
-    """Each test starts in English with an empty store, the app's queue being :func:`stored_queue`."""
+def stored(monkeypatch):
+    """The app's queue is :func:`stored_queue` in every test."""
     monkeypatch.setattr(training, "queue", stored_queue)
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
 
 
 def views_held() -> list:

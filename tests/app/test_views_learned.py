@@ -12,59 +12,25 @@ import streamlit as st
 from posviz.ui import cache
 from posviz.ui.views import learned as learned_views
 from posviz.ui.views.learned import Source
+from tests.core._oracles import bert_init_blocks
 
-from ._support import as_array, assert_matrix, heatmap_z, image_rgba, tr
+from ._support import as_array, assert_matrix, cosines, heatmap_z, image_rgba, sinusoid_omega, sinusoid_rows, spaced, tr
 
-
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 # ------------------------------------------------------------------------------------ the formulas, by hand
 
 
 def random_table(n: int, d: int, std: float, seed: int) -> np.ndarray:
-    """BERT's start as ``learned.RandomTable`` documents it: rows in blocks of 4, block b drawn in float32 by
-    ``torch.empty(4, d).normal_(0, std)`` from a generator seeded with (key + b) mod 2^32, key the first 32-bit
-    word of numpy's SeedSequence(seed)."""
-    import torch
-
-    key = int(np.random.SeedSequence(seed).generate_state(1, np.uint32)[0])
-    blocks = -(-n // 4)
-    table = np.empty((4 * blocks, d))
-    for b in range(blocks):
-        generator = torch.Generator().manual_seed((key + b) % (1 << 32))
-        table[4 * b : 4 * b + 4] = torch.empty(4, d).normal_(0.0, std, generator=generator).numpy()
-    return table[:n]
-
-
-def omega(d: int, base: float = 10_000.0) -> np.ndarray:
-    """w_k = base^(-2k/d), k = 0 .. ceil(d/2) - 1 (Vaswani et al., 2017, section 3.5)."""
-    return base ** (-np.arange(0, d, 2) / d)
+    """BERT's start as ``learned.RandomTable`` documents it: rows in blocks of 4, each block what
+    ``torch.nn.init.normal_`` puts in a float32 parameter from its own seeded generator (``bert_init_blocks``)."""
+    return bert_init_blocks(n, d, std=std, seed=seed, block_rows=4)
 
 
 def pe(positions, d: int) -> np.ndarray:
     """PE[p, 2k] = sin(p w_k), PE[p, 2k + 1] = cos(p w_k): the sinusoidal start of a learned table."""
-    angles = np.asarray(positions, dtype=np.float64)[:, None] * omega(d)[None, :]
-    table = np.empty((angles.shape[0], d))
-    table[:, 0::2], table[:, 1::2] = np.sin(angles), np.cos(angles)[:, : d // 2]
-    return table
-
-
-def spaced(n: int, limit: int) -> np.ndarray:
-    """At most ``limit`` positions evenly spaced over 0 .. n - 1, the first and the last among them."""
-    return np.arange(n) if n <= limit else np.unique(np.round(np.linspace(0, n - 1, limit)).astype(np.int64))
-
-
-def cosines(rows: np.ndarray) -> np.ndarray:
-    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-    return unit @ unit.T
+    return sinusoid_rows(positions, d)
 
 
 def block_means(table: np.ndarray, side: int = 1024) -> np.ndarray:
@@ -312,7 +278,7 @@ def test_the_spectrum_of_a_random_table_is_its_periodogram_beside_the_sinusoids(
     _, sin_power = periodogram(pe(np.arange(40), 8))
     dominant = fig_of(out, "spectrum")
     ladder, dots = dominant["data"][0], dominant["data"][1]
-    np.testing.assert_allclose(as_array(ladder["y"]), omega(8)[np.arange(8) // 2], rtol=1e-12)
+    np.testing.assert_allclose(as_array(ladder["y"]), sinusoid_omega(8)[np.arange(8) // 2], rtol=1e-12)
     np.testing.assert_array_equal(as_array(dots["x"]), np.arange(8))
     np.testing.assert_allclose(as_array(dots["y"]), w[np.argmax(power, axis=0)], rtol=1e-12)
     mean = fig_of(out, "spectrum.mean")

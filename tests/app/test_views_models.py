@@ -25,16 +25,9 @@ from posviz.ui.views import Figure, Text, models_words
 from posviz.ui.views import models as model_views
 
 from ._support import as_array, assert_matrix, heatmap_z, title, tr
+from .test_models import reference_position_ids  # Qwen2-VL's rule, token by token
 
-
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def config(**keys) -> str:
@@ -276,23 +269,6 @@ def test_compare_of_two_models_without_rope_has_no_wavelengths():
 
 
 # ------------------------------------------------------------------------------------------------------ M-RoPE
-
-
-def reference_position_ids(segments, merge=2) -> np.ndarray:
-    """Qwen2-VL's rule token by token: a patch at frame f, row r, column c is (p + f, p + r, p + c), and text
-    continues from the largest position used, plus one."""
-    ids, nxt = [], 0
-    for item in segments:
-        if isinstance(item, int):
-            ids += [(nxt + j,) * 3 for j in range(item)]
-            nxt += item
-            continue
-        _, frames, h, w = item
-        ids += [
-            (nxt + f, nxt + r, nxt + c) for f in range(frames) for r in range(h // merge) for c in range(w // merge)
-        ]
-        nxt = max(max(x) for x in ids) + 1
-    return np.array(ids).T
 
 
 SEGMENTS = (3, ("image", 1, 4, 6), 2, ("video", 2, 2, 4))

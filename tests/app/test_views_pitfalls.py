@@ -17,14 +17,7 @@ from posviz.ui.views import pitfalls as pitfall_views
 
 from ._support import as_array, assert_matrix, heatmap_z, sinusoidal_formula, tr
 
-
-@pytest.fixture(autouse=True)
-def english():
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def views_held() -> list:

@@ -10,29 +10,19 @@ farther one E + floor(ln(n / E) / ln(D / E) (B - E)), at most B - 1.
 from __future__ import annotations
 
 import collections
-import json
 import math
 
 import numpy as np
 import pytest
 import streamlit as st
-from plotly.utils import PlotlyJSONEncoder
 
 from posviz.ui import cache
-from posviz.ui.views import Figure, Text
+from posviz.ui.views import Text
 from posviz.ui.views import relative as relative_views
 
-from ._support import as_array, assert_matrix, heatmap_z, title, tr
+from ._support import as_array, assert_matrix, assert_same_items, heatmap_z, held_view_keys, title, tr
 
-
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def shaw_index(i: int, j: int, k: int) -> int:
@@ -60,15 +50,6 @@ def last_bucket_start(*, bidirectional: bool, num_buckets: int, max_distance: in
     side = num_buckets // 2 if bidirectional else num_buckets
     kw = {"bidirectional": bidirectional, "num_buckets": num_buckets, "max_distance": max_distance}
     return next(n for n in range(max_distance + 1) if t5_bucket(-n, **kw) == side - 1)
-
-
-def spec(fig) -> str:
-    """A figure's dictionary as JSON, arrays included, to compare two figures."""
-    return json.dumps(fig.to_dict(), cls=PlotlyJSONEncoder, sort_keys=True)
-
-
-def view_keys() -> list:
-    return [key for key in cache.TABLES.keys() if key[0] == "view"]
 
 
 def learned_table(buckets: int, heads: int, seed: int = 7) -> np.ndarray:
@@ -145,14 +126,7 @@ def uncached_cases():
 @pytest.mark.parametrize(("name", "settings"), uncached_cases(), ids=lambda v: v if isinstance(v, str) else "")
 def test_a_view_equals_its_uncached_build(name, settings):
     made = getattr(relative_views, name)
-    cached, fresh = made(*settings), list(made.uncached(*settings))
-    assert [type(item) for item in cached.items] == [type(item) for item in fresh]
-    for got, built in zip(cached.items, fresh, strict=True):
-        if isinstance(got, Figure):
-            assert (got.key, dict(got.options)) == (built.key, dict(built.options))
-            assert spec(got.fig) == spec(built.fig)
-        else:
-            assert got == built
+    assert_same_items(made(*settings), made.uncached(*settings))
 
 
 @pytest.mark.parametrize(
@@ -173,7 +147,7 @@ def test_refused_settings_raise_and_are_not_cached(name, settings):
     for _ in range(2):
         with pytest.raises(ValueError):
             getattr(relative_views, name)(*settings)
-    assert not view_keys()
+    assert not held_view_keys()
 
 
 # ------------------------------------------------------------------------------------------------- the numbers

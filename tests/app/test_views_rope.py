@@ -8,21 +8,13 @@ import json
 
 import numpy as np
 import pytest
-import streamlit as st
 
 from posviz.ui import cache
 from posviz.ui.views import rope as rope_views
 
 from ._support import assert_matrix, heatmap_z, tr
 
-
-@pytest.fixture(autouse=True)
-def english():
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def thetas(dim: int, base: float) -> np.ndarray:

@@ -12,47 +12,16 @@ import posviz
 from posviz.ui import cache, views
 from posviz.ui.views import sinusoidal as sin_views
 
-from ._support import as_array, assert_matrix, heatmap_z, tr
+from ._support import as_array, assert_matrix, cosines, heatmap_z, sinusoid_omega, sinusoid_rows, spaced, tr
 
-
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 # ------------------------------------------------------------------------------------ the formulas, by hand
 
 
-def omega(d: int, base: float) -> np.ndarray:
-    """w_i = base^(-2i/d), i = 0 .. ceil(d/2) - 1 (Vaswani et al., 2017, section 3.5)."""
-    return base ** (-np.arange(0, d, 2) / d)
-
-
 def pe(positions, d: int, base: float, layout: str = "interleaved") -> np.ndarray:
-    """PE[p, 2i] = sin(p w_i), PE[p, 2i + 1] = cos(p w_i) (interleaved), or every sin column and then every cos
-    column (halves); an odd d ends its sin columns with one that has no cos partner."""
-    angles = np.asarray(positions, dtype=np.float64)[:, None] * omega(d, base)[None, :]
-    sines, cosines = np.sin(angles), np.cos(angles)[:, : d // 2]
-    if layout == "halves":
-        return np.concatenate([sines, cosines], axis=1)
-    table = np.empty((angles.shape[0], d))
-    table[:, 0::2], table[:, 1::2] = sines, cosines
-    return table
-
-
-def spaced(n: int, limit: int) -> np.ndarray:
-    """At most ``limit`` positions evenly spaced over 0 .. n - 1, the first and the last among them."""
-    return np.arange(n) if n <= limit else np.unique(np.round(np.linspace(0, n - 1, limit)).astype(np.int64))
-
-
-def cosines(rows: np.ndarray) -> np.ndarray:
-    unit = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-    return unit @ unit.T
+    return sinusoid_rows(positions, d, base, layout)
 
 
 def spread(matrix: np.ndarray) -> np.ndarray:
@@ -70,7 +39,7 @@ def pair_errors(positions, d: int, base: float, dtype: str) -> np.ndarray:
     """max(|sin_dtype(p w_k) - sin(p w_k)|, |cos_dtype(p w_k) - cos(p w_k)|): p, w_k, their product and each sine
     rounded to ``dtype``; an odd d's last pair has its sin only."""
     p = np.asarray(positions, dtype=np.float64)[:, None]
-    w = omega(d, base)[None, :]
+    w = sinusoid_omega(d, base)[None, :]
     angle = rounded(rounded(p, dtype) * rounded(w, dtype), dtype)
     sin_error = np.abs(rounded(np.sin(angle), dtype) - np.sin(p * w))
     cos_error = np.abs(rounded(np.cos(angle), dtype) - np.cos(p * w))
@@ -214,7 +183,7 @@ def test_offset_profile_and_spread_are_the_formula():
     out = sin_views.distance(n, d, base, "interleaved")
     profile = fig_of(out, "offset")
     k = np.arange(n)
-    dot = np.cos(k[:, None] * omega(d, base)[None, :]).sum(axis=1)  # PE(i) . PE(i + k) = sum_j cos(k w_j)
+    dot = np.cos(k[:, None] * sinusoid_omega(d, base)[None, :]).sum(axis=1)  # PE(i) . PE(i + k) = sum_j cos(k w_j)
     np.testing.assert_array_equal(as_array(profile["data"][0]["x"]), k)
     np.testing.assert_allclose(y_of(profile, tr("en", "sinusoidal.offset.dot")), dot, atol=1e-12)
     np.testing.assert_allclose(y_of(profile, tr("en", "sinusoidal.offset.cos")), dot / (d / 2), atol=1e-12)
@@ -285,7 +254,7 @@ def test_wavelengths_and_the_similarity_to_position_0_are_the_formula():
     for line, b in zip(lines, bases, strict=True):
         k = as_array(line["x"])
         assert k[0] == 1 and k[-1] == n - 1
-        expected = np.cos(k[:, None] * omega(d, b)[None, :]).sum(axis=1) / (d / 2)  # (2/d) sum_i cos(k w_i)
+        expected = np.cos(k[:, None] * sinusoid_omega(d, b)[None, :]).sum(axis=1) / (d / 2)  # (2/d) sum_i cos(k w_i)
         np.testing.assert_allclose(as_array(line["y"]), expected, atol=1e-12)
     assert len(sin_views.frequencies(n, d, 10_000.0).figure("base").fig.to_dict()["data"]) == 3
 
@@ -388,7 +357,7 @@ def test_norms_are_the_closed_form(d):
     out = sin_views.norms(n, d, base, "interleaved")
     fig = fig_of(out, "norms")
     p = np.arange(n)
-    squared = d // 2 + (d % 2) * np.sin(p * omega(d, base)[-1]) ** 2  # each pair adds sin^2 + cos^2 = 1
+    squared = d // 2 + (d % 2) * np.sin(p * sinusoid_omega(d, base)[-1]) ** 2  # each pair adds sin^2 + cos^2 = 1
     np.testing.assert_allclose(y_of(fig, tr("en", "sinusoidal.norms.measured")), np.sqrt(squared), rtol=1e-12)
     np.testing.assert_allclose(y_of(fig, tr("en", "sinusoidal.norms.closed")), np.sqrt(squared), rtol=1e-12)
     assert [shape["y0"] for shape in fig["layout"]["shapes"]] == [pytest.approx(np.sqrt(d))]

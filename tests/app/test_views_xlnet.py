@@ -30,14 +30,7 @@ from ._support import as_array, assert_matrix, catalog, charts, heatmap_z, open_
 ORDER = (3, 1, 4, 0, 2, 5)
 
 
-@pytest.fixture(autouse=True)
-def english():
-    """Each test starts in English with an empty store (the process's, shared with the other tests)."""
-    cache.TABLES.clear()
-    st.session_state["lang"] = "en"
-    yield
-    st.session_state.pop("lang", None)
-    cache.TABLES.clear()
+pytestmark = pytest.mark.usefixtures("views_in_english")
 
 
 def spec(fig) -> dict:

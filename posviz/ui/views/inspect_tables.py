@@ -15,15 +15,14 @@ import pandas as pd
 
 from posviz import analysis, figures
 from posviz.base import checks
-from posviz.encodings import learned
 from posviz.figures import inspect as inspect_figures
-from posviz.figures import learned as learned_figures
 from posviz.lessons import sinusoidal as sinlesson
 
 from .. import SIMILARITY_POSITIONS, cache
 from ..i18n import t
 from ..projection import path_figure
 from . import Figure, Text, family_heatmap, heatmap, shared, similarity_heatmap, view
+from .learned import spectrum_figures
 
 #: Rows the position probe and the projection read at most (evenly spaced).
 PROBE_POSITIONS = 1024
@@ -164,39 +163,9 @@ def spectrum(table: cache.Table, name: str, variant: str | None):
     matrix = table.matrix
     n, d = matrix.shape
     found = analysis.position_spectrum(matrix)
-    reference = learned.sinusoidal_column_frequencies(d)
-    dominant = learned_figures.dominant_frequencies(
-        found.dims,
-        found.dominant,
-        reference,
-        found.resolution,
-        title=t("learned.spectrum.dominant"),
-        x_title=t("axis.dimension"),
-        y_title=t("learned.axis.frequency"),
-        table_name=name,
-        reference_name=t("learned.spectrum.reference"),
-        floor_name=t("learned.spectrum.floor"),
-    )
-    dominant_data = {
-        "dimension": found.dims,
-        "dominant_frequency": found.dominant,
-        "sinusoidal_frequency": reference[found.dims],
-    }
-    extra = t("learned.sampled_dims", shown=len(found.dims), d=d) if len(found.dims) < d else ""
-    series = {name: found.mean_power, t("learned.spectrum.reference"): sinlesson.sinusoidal_spectrum(n, d).mean_power}
-    mean = figures.lines(
-        found.frequencies,
-        series,
-        title=t("learned.spectrum.mean"),
-        x_title=t("learned.axis.frequency"),
-        y_title=t("learned.axis.power"),
-    )
-    return [
-        Figure("spectrum", dominant, dominant_data, {"variant": variant, "extra": extra, "chart": "dominant", "n": n}),
-        Figure(
-            "spectrum.mean", mean, {"frequency": found.frequencies, **series}, {"chart": "power", "captioned": False}
-        ),
-    ]
+    reference_power = sinlesson.sinusoidal_spectrum(n, d).mean_power
+    dominant = {"variant": variant, "chart": "dominant", "n": n}
+    return spectrum_figures(found, d, name, reference_power, dominant, {"chart": "power", "captioned": False})
 
 
 @view("inspect")

@@ -197,7 +197,22 @@ def spectrum(source: Source):
     else:
         found = analysis.position_spectrum(_table(source))
         reference_power = sinlesson.sinusoidal_spectrum(n, d).mean_power
-    table_name = label(source.code)
+    options = {"variant": kind, "chart": "dominant"}
+    return spectrum_figures(found, d, label(source.code), reference_power, options, {"chart": "power"})
+
+
+def spectrum_figures(
+    found: analysis.PositionSpectrum,
+    d: int,
+    table_name: str,
+    reference_power: np.ndarray | None,
+    dominant_options: dict,
+    mean_options: dict,
+) -> list[Item]:
+    """The two figures of a table's spectrum ``found`` (d its width), on the Learned page and in the inspector: each
+    analysed column's dominant frequency against the sinusoidal ladder (``learned.sinusoidal_column_frequencies``),
+    the sentence when some columns are sampled; the mean power beside ``reference_power``, the sinusoidal table's
+    (None: the table is the sinusoidal one)."""
     reference = learned.sinusoidal_column_frequencies(d)
     dominant = learned_figures.dominant_frequencies(
         found.dims,
@@ -228,8 +243,8 @@ def spectrum(source: Source):
         y_title=t("learned.axis.power"),
     )
     return [
-        Figure("spectrum", dominant, dominant_data, {"variant": kind, "extra": extra, "chart": "dominant"}),
-        Figure("spectrum.mean", mean, {"frequency": found.frequencies, **series}, {"chart": "power"}),
+        Figure("spectrum", dominant, dominant_data, {**dominant_options, "extra": extra}),
+        Figure("spectrum.mean", mean, {"frequency": found.frequencies, **series}, mean_options),
     ]
 
 
