@@ -178,6 +178,10 @@ def _as_show(figure: ast.Call, func: ast.FunctionDef) -> ast.Call:
             for k, v in zip(options.keys, options.values, strict=True)
             if isinstance(k, ast.Constant) and isinstance(k.value, str)
         ]
+    unread = options is not None and (not isinstance(options, ast.Dict) or None in options.keys)
+    if unread and not any(k.arg == "variant" for k in keywords):
+        # options passed in (``{**given, "extra": e}``, a parameter): the variant is named at run time
+        keywords.append(ast.keyword(arg="variant", value=ast.Name(id="given", ctx=ast.Load())))
     show = ast.Attribute(value=ast.Name(id="FIG", ctx=ast.Load()), attr="show", ctx=ast.Load())
     return ast.Call(func=show, args=list(figure.args[:1]), keywords=keywords)
 
