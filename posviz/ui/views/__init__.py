@@ -110,11 +110,16 @@ class View:
         return cache.TABLES.get(key, lambda: Output(self.page, tuple(_held(item) for item in func(*args, **kwargs))))
 
 
+@functools.lru_cache(maxsize=256)
+def _signature(func: Callable[..., Any]) -> inspect.Signature:
+    return inspect.signature(func)
+
+
 def shared(func: Callable[..., Any], *args, **kwargs):
     """``func(*args, **kwargs)`` of the core, kept in ``cache.TABLES`` by its name and the values and types of its
     arguments: a result two views of different settings both read (the precision tab's errors of every format, drawn
     as one format's map and as every format's lines), computed once."""
-    bound = inspect.signature(func).bind(*args, **kwargs)
+    bound = _signature(func).bind(*args, **kwargs)
     bound.apply_defaults()
     key = ("shared", func.__module__, func.__qualname__, cache.settings_key(bound.arguments))
     return cache.TABLES.get(key, lambda: func(*args, **kwargs))
@@ -174,6 +179,22 @@ def similarity_heatmap(matrix, positions, n_positions: int, *, title: str | None
     )
 
 
+def projection_path(where, coords, n: int, method: str) -> tuple[go.Figure, dict, str]:
+    """The projected rows of a table as a path: positions ``where`` (of ``n``) at their 2-D coordinates
+    ``coords`` (``analysis.sampled_projection`` with ``method``), coloured by position; its CSV, and the sentence
+    saying how many positions are drawn ("" when all are)."""
+    fig = figures.positions_path(
+        where,
+        coords,
+        title=t("learned.projection.title", method=t(f"learned.projection.{method}")),
+        x_title=t("learned.axis.component", k=1),
+        y_title=t("learned.axis.component", k=2),
+        colorbar_title=t("axis.position"),
+    )
+    sampled = t("learned.sampled", shown=len(where), n=n) if len(where) < n else ""
+    return fig, {"position": where, "x": coords[:, 0], "y": coords[:, 1]}, sampled
+
+
 def family_heatmap(family: str, params: Mapping[str, object], **kwargs) -> tuple[np.ndarray, go.Figure]:
     """The table of ``family`` at ``params`` (``cache.family_table``: built once, shared) and its heatmap, drawn
     from its block means kept beside it when it is large."""
@@ -189,6 +210,7 @@ __all__ = [
     "draw",
     "family_heatmap",
     "heatmap",
+    "projection_path",
     "shared",
     "similarity_heatmap",
     "view",

@@ -20,8 +20,7 @@ from posviz.lessons import sinusoidal as sinlesson
 
 from .. import SIMILARITY_POSITIONS, cache
 from ..i18n import t
-from ..projection import path_figure
-from . import Figure, Text, family_heatmap, heatmap, shared, similarity_heatmap, view
+from . import Figure, Text, family_heatmap, heatmap, projection_path, shared, similarity_heatmap, view
 from .learned import spectrum_figures
 
 #: Rows the position probe and the projection read at most (evenly spaced).
@@ -142,12 +141,12 @@ def similarity(table: cache.Table, name: str, variant: str | None):
 def projection(table: cache.Table, method: str, variant: str | None):
     """The rows of the table, at most ``PROJECTION_POSITIONS`` evenly spaced, projected on two axes with ``method``
     (``analysis.sampled_projection``: PCA or t-SNE) and joined in order, coloured by position
-    (``projection.path_figure``)."""
+    (``views.projection_path``)."""
     checks.choice("method", method, analysis.PROJECTIONS)
     matrix = table.matrix
     n = matrix.shape[0]
     where, coords = analysis.sampled_projection(matrix, PROJECTION_POSITIONS, method=method)
-    fig, data, sampled = path_figure(where, coords, n, method)
+    fig, data, sampled = projection_path(where, coords, n, method)
     return [Figure("projection", fig, data, {"variant": variant, "extra": sampled, "n": n})]
 
 

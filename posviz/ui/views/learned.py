@@ -28,8 +28,7 @@ from .. import SIMILARITY_POSITIONS, cache
 from ..export import MAX_CSV_CELLS
 from ..i18n import core_message, t
 from ..pagekit import labels
-from ..projection import path_figure
-from . import Figure, Item, Output, Text, family_heatmap, heatmap, similarity_heatmap, view
+from . import Figure, Item, Output, Text, family_heatmap, heatmap, projection_path, similarity_heatmap, view
 
 FAMILY = posviz.family("learned")
 #: The tables the family builds (its ``init``): BERT's random start and a sinusoidal one.
@@ -181,7 +180,7 @@ def projection(source: Source, method: str):
     ``method`` (``analysis.sampled_projection``: PCA or t-SNE) and joined in order, coloured by position."""
     checks.choice("method", method, analysis.PROJECTIONS)
     where, coords = analysis.sampled_projection(_table(source), PROJECTION_POSITIONS[method], method=method)
-    fig, data, sampled = path_figure(where, coords, source.n, method)
+    fig, data, sampled = projection_path(where, coords, source.n, method)
     return [Figure("projection", fig, data, {"variant": source.kind, "extra": sampled})]
 
 
